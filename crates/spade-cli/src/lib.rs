@@ -1,0 +1,348 @@
+//! Shared command-line conventions of every spade stage.
+//!
+//! - [`Common`]: the flags every stage takes (`--seed`, `-q/-v`, `--progress`, `--config`,
+//!   `--metrics`, `--round`), flattened into each stage's clap struct.
+//! - [`parse`]: clap parsing with `--config FILE` (TOML whose keys mirror the long flags; flags on
+//!   the command line win).
+//! - [`run`]: the tiny `main` of every stage: logging set up, errors printed once as one line on
+//!   stderr with exit status 2, a broken pipe exits 0.
+//! - [`Common::progress`]: indicatif progress bars on stderr, hidden under `-q`, `--progress off`,
+//!   or when stderr is not a terminal (`auto`).
+//! - [`append_metrics`]: one JSON line appended per call to `--metrics FILE`.
+
+use std::ffi::OsString;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{bail, Context};
+use clap::{ArgAction, Args, Parser, ValueEnum};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde::Serialize;
+
+/// Environment variables spade reads, named in one place.
+pub mod env {
+    /// Default `--seed`.
+    pub const SEED: &str = "SPADE_SEED";
+    /// Default `--progress`.
+    pub const PROGRESS: &str = "SPADE_PROGRESS";
+    /// Default `--metrics`.
+    pub const METRICS: &str = "SPADE_METRICS";
+    /// Log filter (tracing `EnvFilter` syntax), overriding `-q/-v`.
+    pub const LOG: &str = "RUST_LOG";
+}
+
+/// When to draw progress bars.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Progress {
+    /// Only when stderr is a terminal.
+    Auto,
+    /// Always (also into a log file).
+    On,
+    /// Never.
+    Off,
+}
+
+/// Flags shared by all stages.
+#[derive(Debug, Clone, Args, Serialize)]
+pub struct Common {
+    /// Seed of everything the stage samples; same inputs and seed give the same output.
+    #[arg(long, env = env::SEED, default_value_t = 0, help_heading = "Common")]
+    pub seed: u64,
+
+    /// Self-play round, stamped into ids and round-dependent columns.
+    #[arg(long, default_value_t = 0, help_heading = "Common")]
+    pub round: u64,
+
+    /// TOML file whose keys mirror the long flags (`max-words = 300`); command-line flags win.
+    #[arg(long, value_name = "FILE", help_heading = "Common")]
+    pub config: Option<PathBuf>,
+
+    /// Append one JSON line of metrics for this call to FILE.
+    #[arg(long, value_name = "FILE", env = env::METRICS, help_heading = "Common")]
+    pub metrics: Option<PathBuf>,
+
+    /// Progress bars on stderr.
+    #[arg(long, value_enum, env = env::PROGRESS, default_value_t = Progress::Auto, help_heading = "Common")]
+    pub progress: Progress,
+
+    /// Less logging (-q warnings only, -qq errors only; also hides progress).
+    #[arg(short, long, action = ArgAction::Count, help_heading = "Common")]
+    pub quiet: u8,
+
+    /// More logging (-v debug, -vv trace).
+    #[arg(short, long, action = ArgAction::Count, help_heading = "Common")]
+    pub verbose: u8,
+}
+
+impl Common {
+    /// A progress bar on stderr for `len` items (`None`: a spinner), or a hidden one.
+    pub fn progress(&self, len: Option<u64>, message: &str) -> ProgressBar {
+        let show = self.quiet == 0
+            && match self.progress {
+                Progress::Off => false,
+                Progress::On => true,
+                Progress::Auto => std::io::stderr().is_terminal(),
+            };
+        if !show {
+            return ProgressBar::hidden();
+        }
+        let pb = match len {
+            Some(n) => ProgressBar::with_draw_target(Some(n), ProgressDrawTarget::stderr_with_hz(4)).with_style(
+                ProgressStyle::with_template("{msg:>12} [{elapsed_precise}] {wide_bar} {pos}/{len} ({per_sec}, eta {eta})")
+                    .expect("valid template"),
+            ),
+            None => ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr_with_hz(4)).with_style(
+                ProgressStyle::with_template("{msg:>12} [{elapsed_precise}] {spinner} {human_pos} ({per_sec})")
+                    .expect("valid template"),
+            ),
+        };
+        if self.progress == Progress::On && !std::io::stderr().is_terminal() {
+            pb.set_draw_target(ProgressDrawTarget::term_like_with_hz(Box::new(console::Term::stderr()), 1));
+        }
+        pb.set_message(message.to_string());
+        pb
+    }
+
+    /// Appends one metrics line (if `--metrics` was given), adding the stage name, round and seed.
+    pub fn metrics(&self, stage: &str, mut value: serde_json::Value) -> anyhow::Result<()> {
+        let Some(path) = &self.metrics else { return Ok(()) };
+        if let Some(o) = value.as_object_mut() {
+            o.insert("stage".into(), stage.into());
+            o.insert("round".into(), self.round.into());
+            o.insert("seed".into(), self.seed.into());
+        }
+        append_metrics(path, &value)
+    }
+}
+
+/// Appends `value` as one JSON line to `path` (one `write` call, so concurrent appenders on a local
+/// filesystem don't interleave).
+pub fn append_metrics(path: &Path, value: &serde_json::Value) -> anyhow::Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create folder", dir.display()))?;
+    }
+    let mut line = serde_json::to_vec(value)?;
+    line.push(b'\n');
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .with_context(|| format!("{}: cannot open metrics file", path.display()))?;
+    f.write_all(&line).with_context(|| format!("{}: cannot append metrics", path.display()))?;
+    Ok(())
+}
+
+/// Parses the command line of a stage, with defaults from `--config FILE`.
+///
+/// Keys of the TOML file are long flag names (`-` or `_`); values are strings, numbers, booleans
+/// (a `true` switch is passed as the bare flag) or arrays (the flag repeated). A flag given on the
+/// command line wins over the file. Usage errors exit 2 with clap's message; `--help` exits 0.
+pub fn parse<T: Parser>() -> T {
+    let raw: Vec<OsString> = std::env::args_os().collect();
+    match parse_from::<T>(raw) {
+        Ok(t) => t,
+        Err(ParseError::Clap(e)) => e.exit(),
+        Err(ParseError::Config(e)) => {
+            eprintln!("error: {e:#}");
+            std::process::exit(2)
+        }
+    }
+}
+
+#[derive(Debug)]
+pub enum ParseError {
+    Clap(clap::Error),
+    Config(anyhow::Error),
+}
+
+/// [`parse`] on explicit arguments (the program name first).
+pub fn parse_from<T: Parser>(raw: Vec<OsString>) -> Result<T, ParseError> {
+    let cmd = T::command();
+    let config = config_path(&raw);
+    let mut args = raw.clone();
+    if let Some(path) = config {
+        let extra = config_args(&cmd, &path, &raw).map_err(ParseError::Config)?;
+        args.splice(1..1, extra);
+    }
+    let matches = cmd.try_get_matches_from(args).map_err(ParseError::Clap)?;
+    T::from_arg_matches(&matches).map_err(ParseError::Clap)
+}
+
+fn config_path(raw: &[OsString]) -> Option<PathBuf> {
+    let mut it = raw.iter().skip(1);
+    while let Some(a) = it.next() {
+        let s = a.to_string_lossy();
+        if s == "--" {
+            break;
+        }
+        if s == "--config" {
+            return it.next().map(PathBuf::from);
+        }
+        if let Some(v) = s.strip_prefix("--config=") {
+            return Some(PathBuf::from(v));
+        }
+    }
+    None
+}
+
+fn config_args(cmd: &clap::Command, path: &Path, raw: &[OsString]) -> anyhow::Result<Vec<OsString>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("{}: cannot read config", path.display()))?;
+    let table: toml::Table = toml::from_str(&text)
+        .map_err(|e| anyhow::anyhow!("{}: invalid TOML: {}", path.display(), e.message()))?;
+    let given = |arg: &clap::Arg| {
+        raw.iter().skip(1).any(|a| {
+            let s = a.to_string_lossy();
+            let long = arg.get_long().map(|l| s == format!("--{l}") || s.starts_with(&format!("--{l}="))).unwrap_or(false);
+            let short = arg.get_short().map(|c| s.starts_with('-') && !s.starts_with("--") && s[1..].starts_with(c)).unwrap_or(false);
+            long || short
+        })
+    };
+    let mut out = Vec::new();
+    for (key, value) in &table {
+        let name = key.replace('_', "-");
+        if name == "config" {
+            bail!("{}: key `config` cannot appear in a config file", path.display());
+        }
+        let Some(arg) = cmd.get_arguments().find(|a| a.get_long() == Some(name.as_str())) else {
+            bail!("{}: unknown key `{key}` (no flag --{name})", path.display());
+        };
+        if given(arg) {
+            continue;
+        }
+        let flag = format!("--{name}");
+        let scalar = |v: &toml::Value| -> anyhow::Result<String> {
+            Ok(match v {
+                toml::Value::String(s) => s.clone(),
+                toml::Value::Integer(i) => i.to_string(),
+                toml::Value::Float(f) => f.to_string(),
+                toml::Value::Boolean(b) => b.to_string(),
+                other => bail!("{}: key `{key}`: unsupported value {other}", path.display()),
+            })
+        };
+        match (arg.get_action(), value) {
+            (ArgAction::SetTrue, toml::Value::Boolean(b)) => {
+                if *b {
+                    out.push(flag.into());
+                }
+            }
+            (ArgAction::Count, toml::Value::Integer(n)) => {
+                for _ in 0..*n {
+                    out.push(flag.clone().into());
+                }
+            }
+            (_, toml::Value::Array(items)) => {
+                for v in items {
+                    out.push(flag.clone().into());
+                    out.push(scalar(v)?.into());
+                }
+            }
+            (_, v) => {
+                out.push(flag.into());
+                out.push(scalar(v)?.into());
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Sets up logging on stderr: info by default, `-q`/`-v` adjust, `RUST_LOG` overrides.
+pub fn init_logging(common: &Common) {
+    use tracing_subscriber::EnvFilter;
+    let level = match (common.quiet, common.verbose) {
+        (0, 0) => "info",
+        (0, 1) => "debug",
+        (0, _) => "trace",
+        (1, _) => "warn",
+        _ => "error",
+    };
+    let filter = EnvFilter::try_from_env(env::LOG).unwrap_or_else(|_| EnvFilter::new(level));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .without_time()
+        .try_init();
+}
+
+/// Runs a stage body and maps its outcome to an exit status: 0 on success, 2 with the error chain
+/// printed once as one line on stderr, 0 when stdout was closed early (broken pipe).
+pub fn run(common: &Common, body: impl FnOnce() -> anyhow::Result<()>) -> ExitCode {
+    init_logging(common);
+    match body() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            let line = format!("{e:#}").replace('\n', " ");
+            eprintln!("error: {line}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>().map(|io| io.kind() == std::io::ErrorKind::BrokenPipe).unwrap_or(false)
+            || c.to_string().contains("Broken pipe")
+    })
+}
+
+/// The error of a stage whose logic is not built yet.
+pub fn not_implemented(stage: &str) -> anyhow::Result<()> {
+    bail!("{stage}: not implemented yet")
+}
+
+/// The full configuration of a call, as JSON, for metadata and metrics.
+pub fn config_json(args: &impl Serialize) -> serde_json::Value {
+    serde_json::to_value(args).unwrap_or(serde_json::Value::Null)
+}
+
+/// Parses `I/N` shard specs (I from 0 to N−1, as Slurm array indices).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Shard {
+    pub index: u32,
+    pub count: u32,
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (i, n) = s.split_once('/').ok_or_else(|| format!("`{s}`: expected I/N, e.g. 0/4"))?;
+        let index: u32 = i.trim().parse().map_err(|_| format!("`{s}`: shard index is not a number"))?;
+        let count: u32 = n.trim().parse().map_err(|_| format!("`{s}`: shard count is not a number"))?;
+        if count == 0 || index >= count {
+            return Err(format!("`{s}`: need 0 <= I < N"));
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+impl Shard {
+    /// Whether item `key` (a stable hash) belongs to this shard.
+    pub fn owns(&self, key: u64) -> bool {
+        key % self.count as u64 == self.index as u64
+    }
+}
+
+/// Model flags of the generating and training stages (`--model`, `--device`, `--threads`,
+/// `--temperature`). The model runtime turns them into a loaded model.
+#[derive(Debug, Clone, Args, Serialize)]
+pub struct ModelFlags {
+    /// Model: a .gguf file, a Hugging Face folder (config.json, tokenizer.json, *.safetensors) or a
+    /// spade checkpoint folder.
+    #[arg(long, env = "SPADE_MODEL", value_name = "PATH", help_heading = "Model")]
+    pub model: Option<String>,
+
+    /// Device: cpu or cuda:N (CUDA needs the `cuda` build feature).
+    #[arg(long, default_value = "cpu", help_heading = "Model")]
+    pub device: String,
+
+    /// Compute threads (0: one per core).
+    #[arg(long, default_value_t = 1, help_heading = "Model")]
+    pub threads: usize,
+
+    /// Sampling temperature; recorded log-probs are of logits / T.
+    #[arg(long, default_value_t = 1.0, help_heading = "Model")]
+    pub temperature: f32,
+}

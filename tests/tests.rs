@@ -1,0 +1,10 @@
+//! Integration tests: one module per stage, driving the real binaries (assert_cmd) and the
+//! libraries on tiny inputs in temp folders.
+
+mod util;
+
+mod cli;
+mod io;
+mod python;
+mod readme;
+mod sample_corpus;

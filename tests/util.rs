@@ -1,0 +1,89 @@
+//! Helpers shared by the integration tests.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+/// The stage binaries, in pipeline order.
+pub const STAGES: &[&str] = &[
+    "spade-sample-corpus",
+    "spade-design",
+    "spade-validate",
+    "spade-rollout",
+    "spade-regret",
+    "spade-grpo-step",
+    "spade-eval",
+];
+
+/// A command for one of this package's binaries, with a clean environment for spade's variables.
+pub fn stage(name: &str) -> Command {
+    let mut c = Command::cargo_bin(name).unwrap_or_else(|e| panic!("binary {name}: {e}"));
+    for (k, _) in std::env::vars() {
+        if k.starts_with("SPADE_") && k != "SPADE_PYTHON" {
+            c.env_remove(k);
+        }
+    }
+    c.env_remove("RUST_LOG");
+    c
+}
+
+/// A fresh temp folder.
+pub fn tmp() -> tempfile::TempDir {
+    tempfile::tempdir().expect("temp dir")
+}
+
+/// Repository root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Writes JSON lines to a file.
+pub fn write_jsonl(path: &Path, rows: &[serde_json::Value]) {
+    let text: String = rows.iter().map(|r| format!("{r}\n")).collect();
+    std::fs::write(path, text).unwrap();
+}
+
+/// Reads a JSONL file into values.
+pub fn read_jsonl(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// A corpus of `n` documents per domain, `words` words each, as JSON rows.
+pub fn corpus_rows(domains: &[(&str, usize)], words: usize) -> Vec<serde_json::Value> {
+    let mut rows = Vec::new();
+    for (d, n) in domains {
+        for i in 0..*n {
+            let text: Vec<String> = (0..words).map(|w| format!("{d}{i}w{w}")).collect();
+            rows.push(serde_json::json!({"id": format!("{d}-{i}"), "text": text.join(" "), "domain": d, "source": "test"}));
+        }
+    }
+    rows
+}
+
+/// Files in a folder (names), sorted.
+pub fn files_in(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().to_string()).collect();
+    v.sort();
+    v
+}
+
+/// The project's Python (with pyarrow and duckdb), as set up by the Makefile.
+pub fn python() -> PathBuf {
+    if let Ok(p) = std::env::var("SPADE_PYTHON") {
+        return PathBuf::from(p);
+    }
+    let venv = root().join(".venv/bin/python");
+    assert!(
+        venv.exists(),
+        "the project's Python environment is missing: run `make venv` (or `make test`, which does it)"
+    );
+    venv
+}
