@@ -1,0 +1,11 @@
+//! Self-play algorithms over tables: hint-based regret and designer rewards ([`reward`]), the
+//! environment memory ([`memory`]), summary statistics and pool diversity ([`stats`]).
+//!
+//! Pure computation: no model, no sandbox. The `spade-regret` stage is a thin glue of these.
+
+pub mod memory;
+pub mod reward;
+pub mod stats;
+
+pub use memory::{Entry, Memory, MemoryConfig};
+pub use reward::{Arm, Outcome, Plays, RewardConfig, Variant};
