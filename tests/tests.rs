@@ -7,4 +7,6 @@ mod cli;
 mod io;
 mod python;
 mod readme;
+mod regret;
 mod sample_corpus;
+mod sandbox;
