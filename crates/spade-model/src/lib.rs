@@ -1,0 +1,40 @@
+//! Model runtime on candle: loading (GGUF, HF folders), tokenizer and chat template, batched
+//! generation, scoring, and a trainable forward sharing one weight set.
+//!
+//! ```no_run
+//! use spade_model::{load, GenerationRequest, Message, SamplingParams, Repr};
+//! let mut model = load(std::path::Path::new("model.gguf"), &candle_core::Device::Cpu)?;
+//! model.set_inference_repr(Repr::Q8_0)?;
+//! let prompt = model.encode_chat(&[Message::user("Hi")], true)?;
+//! let out = model.generate(&[GenerationRequest { prompt, seed: 1 }], &SamplingParams::default())?;
+//! println!("{}", out[0].text);
+//! # Ok::<(), spade_model::Error>(())
+//! ```
+
+pub mod chat;
+pub mod checkpoint;
+pub mod config;
+pub mod error;
+pub mod generate;
+pub mod load;
+pub mod model;
+pub mod options;
+pub mod score;
+pub mod tiny;
+pub mod tokenizer;
+pub mod weights;
+
+pub use chat::{ChatTemplate, Message};
+pub use checkpoint::{save_hf_folder, Checkpoint};
+pub use config::{Family, ModelConfig};
+pub use error::{Error, Result};
+pub use generate::{FinishReason, Generation, GenerationRequest, SamplingParams};
+pub use load::{load, load_gguf, load_hf_folder};
+pub use model::{Batch, KvCache, Model, Repr};
+pub use options::{default_model_path, ModelArgs, MODEL_ENV, THREADS_ENV};
+pub use tiny::{tiny_model, write_tiny_model, TinySpec};
+pub use tokenizer::Tokenizer;
+pub use weights::Weights;
+
+/// Re-exported so callers name the same candle.
+pub use candle_core;

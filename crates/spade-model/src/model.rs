@@ -1,0 +1,620 @@
+//! The model: config, one weight set, tokenizer and chat template, and the forward pass.
+//!
+//! The forward is built only from differentiable candle ops (RMSNorm by hand, rotary by
+//! narrow/cat, additive mask, `candle_nn::ops::softmax`, grouped-query attention by reshaping
+//! queries per KV head), so the trainer differentiates the same function that generation runs.
+//! Generation may use a faster representation of the same weights ([`Repr::Q8_0`]: matmul
+//! weights quantised from the f32 ones); training always uses f32.
+
+use std::sync::Arc;
+
+use candle_core::quantized::{GgmlDType, QMatMul, QTensor};
+use candle_core::{DType, Device, Module, Tensor, D};
+
+use crate::chat::{ChatTemplate, Message};
+use crate::config::ModelConfig;
+use crate::error::{Error, Result};
+use crate::tokenizer::Tokenizer;
+use crate::weights::{layer_name, Weights};
+
+/// How the matmul weights are represented for inference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Repr {
+    /// The trainable f32 weights themselves (log-probs equal the trainer's).
+    F32,
+    /// 8-bit blocks quantised from the f32 weights (faster decode on CPU).
+    #[serde(rename = "q8_0")]
+    Q8_0,
+}
+
+impl std::str::FromStr for Repr {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "f32" => Ok(Repr::F32),
+            "q8_0" | "q8" => Ok(Repr::Q8_0),
+            _ => Err(format!("unknown representation {s:?} (f32 | q8_0)")),
+        }
+    }
+}
+
+impl std::fmt::Display for Repr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Repr::F32 => "f32",
+            Repr::Q8_0 => "q8_0",
+        })
+    }
+}
+
+#[derive(Clone)]
+pub(crate) enum Lin {
+    Dense(Tensor),
+    Quant(Arc<QMatMul>),
+}
+
+impl Lin {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        match self {
+            Lin::Dense(w) => {
+                let dims = x.dims().to_vec();
+                let inner = dims[dims.len() - 1];
+                let rows = x.elem_count() / inner;
+                let y = x.reshape((rows, inner))?.matmul(&w.t()?)?;
+                let mut out = dims;
+                let last = out.len() - 1;
+                out[last] = w.dim(0)?;
+                Ok(y.reshape(out)?)
+            }
+            Lin::Quant(q) => Ok(q.forward(x)?),
+        }
+    }
+
+    fn build(w: &Tensor, repr: Repr) -> Result<Lin> {
+        match repr {
+            Repr::F32 => Ok(Lin::Dense(w.clone())),
+            Repr::Q8_0 => {
+                if w.dim(1)? % 32 != 0 {
+                    return Ok(Lin::Dense(w.detach()));
+                }
+                let q = QTensor::quantize(&w.detach(), GgmlDType::Q8_0)?;
+                Ok(Lin::Quant(Arc::new(QMatMul::from_qtensor(q)?)))
+            }
+        }
+    }
+}
+
+#[derive(Clone)]
+pub(crate) struct Layer {
+    in_norm: Tensor,
+    q: Lin,
+    k: Lin,
+    v: Lin,
+    o: Lin,
+    q_b: Option<Tensor>,
+    k_b: Option<Tensor>,
+    v_b: Option<Tensor>,
+    o_b: Option<Tensor>,
+    q_norm: Option<Tensor>,
+    k_norm: Option<Tensor>,
+    post_norm: Tensor,
+    gate: Lin,
+    up: Lin,
+    down: Lin,
+}
+
+/// The layers in one representation.
+#[derive(Clone)]
+pub(crate) struct Stack {
+    embed: Tensor,
+    layers: Vec<Layer>,
+    norm: Tensor,
+    head: Lin,
+}
+
+impl Stack {
+    fn build(cfg: &ModelConfig, w: &Weights, repr: Repr) -> Result<Stack> {
+        let mut layers = Vec::with_capacity(cfg.num_hidden_layers);
+        for i in 0..cfg.num_hidden_layers {
+            let g = |s: &str| w.get(&layer_name(i, s));
+            let o = |s: &str| w.get_opt(&layer_name(i, s));
+            layers.push(Layer {
+                in_norm: g("input_layernorm.weight")?,
+                q: Lin::build(&g("self_attn.q_proj.weight")?, repr)?,
+                k: Lin::build(&g("self_attn.k_proj.weight")?, repr)?,
+                v: Lin::build(&g("self_attn.v_proj.weight")?, repr)?,
+                o: Lin::build(&g("self_attn.o_proj.weight")?, repr)?,
+                q_b: o("self_attn.q_proj.bias"),
+                k_b: o("self_attn.k_proj.bias"),
+                v_b: o("self_attn.v_proj.bias"),
+                o_b: o("self_attn.o_proj.bias"),
+                q_norm: o("self_attn.q_norm.weight"),
+                k_norm: o("self_attn.k_norm.weight"),
+                post_norm: g("post_attention_layernorm.weight")?,
+                gate: Lin::build(&g("mlp.gate_proj.weight")?, repr)?,
+                up: Lin::build(&g("mlp.up_proj.weight")?, repr)?,
+                down: Lin::build(&g("mlp.down_proj.weight")?, repr)?,
+            });
+        }
+        let embed = w.get("model.embed_tokens.weight")?;
+        let head = match w.get_opt("lm_head.weight") {
+            Some(h) => Lin::build(&h, repr)?,
+            None => Lin::build(&embed, repr)?,
+        };
+        Ok(Stack { embed, layers, norm: w.get("model.norm.weight")?, head })
+    }
+}
+
+/// Per-layer key/value cache of a batch: buffers `(batch, kv_heads, capacity, head_dim)` written
+/// in place (no copy of the past per step), of which the first `len` positions are used.
+#[derive(Clone, Default)]
+pub struct KvCache {
+    layers: Vec<Option<LayerKv>>,
+    capacity: usize,
+}
+
+#[derive(Clone)]
+struct LayerKv {
+    k: Tensor,
+    v: Tensor,
+    len: usize,
+}
+
+impl LayerKv {
+    /// Append `(b, h, s, d)` keys and values; returns views of everything cached so far.
+    fn append(&mut self, k: &Tensor, v: &Tensor, min_cap: usize) -> Result<(Tensor, Tensor)> {
+        let s = k.dim(2)?;
+        let cap = self.k.dim(2)?;
+        if self.len + s > cap {
+            let new_cap = (self.len + s).max(2 * cap).max(min_cap);
+            let grow = |t: &Tensor| -> Result<Tensor> {
+                let (b, h, _, d) = t.dims4()?;
+                let extra = Tensor::zeros((b, h, new_cap - cap, d), t.dtype(), t.device())?;
+                Ok(Tensor::cat(&[t, &extra], 2)?)
+            };
+            self.k = grow(&self.k)?;
+            self.v = grow(&self.v)?;
+        }
+        self.k.slice_set(&k.contiguous()?, 2, self.len)?;
+        self.v.slice_set(&v.contiguous()?, 2, self.len)?;
+        self.len += s;
+        Ok((self.k.narrow(2, 0, self.len)?, self.v.narrow(2, 0, self.len)?))
+    }
+}
+
+impl KvCache {
+    pub fn new(num_layers: usize) -> Self {
+        Self::with_capacity(num_layers, 0)
+    }
+
+    /// A cache that allocates room for `capacity` positions on first use (grows if needed).
+    pub fn with_capacity(num_layers: usize, capacity: usize) -> Self {
+        KvCache { layers: vec![None; num_layers], capacity }
+    }
+
+    /// Cached positions (including padding).
+    pub fn len(&self) -> usize {
+        self.layers.first().and_then(|l| l.as_ref()).map(|l| l.len).unwrap_or(0)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Keep only the given batch rows (in that order).
+    pub fn select_rows(&mut self, rows: &[u32]) -> Result<()> {
+        for l in self.layers.iter_mut().flatten() {
+            let idx = Tensor::new(rows, l.k.device())?;
+            l.k = l.k.index_select(&idx, 0)?;
+            l.v = l.v.index_select(&idx, 0)?;
+        }
+        Ok(())
+    }
+
+    /// Append a layer's new keys and values (generation only: not differentiable).
+    fn append(&mut self, layer: usize, k: &Tensor, v: &Tensor) -> Result<(Tensor, Tensor)> {
+        let cap = self.capacity;
+        match &mut self.layers[layer] {
+            Some(l) => l.append(k, v, cap),
+            slot @ None => {
+                let (b, h, s, d) = k.dims4()?;
+                let c = cap.max(s);
+                let mut l = LayerKv {
+                    k: Tensor::zeros((b, h, c, d), k.dtype(), k.device())?,
+                    v: Tensor::zeros((b, h, c, d), v.dtype(), v.device())?,
+                    len: 0,
+                };
+                let out = l.append(k, v, cap)?;
+                *slot = Some(l);
+                Ok(out)
+            }
+        }
+    }
+}
+
+/// Right- or left-padded batch inputs built from token sequences of different lengths.
+#[derive(Debug, Clone)]
+pub struct Batch {
+    /// `(batch, seq)` u32 token ids.
+    pub input_ids: Tensor,
+    /// `(batch, seq)` u8: 1 for real tokens, 0 for padding.
+    pub attention_mask: Tensor,
+    /// Lengths of the sequences.
+    pub lengths: Vec<usize>,
+    /// Whether padding is on the left.
+    pub left: bool,
+}
+
+impl Batch {
+    /// Pad sequences to one length (`left` = pad at the start, as generation does).
+    pub fn new(seqs: &[Vec<u32>], pad_id: u32, left: bool, device: &Device) -> Result<Self> {
+        let b = seqs.len();
+        let s = seqs.iter().map(Vec::len).max().unwrap_or(0);
+        if b == 0 || s == 0 {
+            return Err(Error::Invalid("empty batch or empty sequence".into()));
+        }
+        let mut ids = vec![pad_id; b * s];
+        let mut mask = vec![0u8; b * s];
+        for (i, seq) in seqs.iter().enumerate() {
+            let off = if left { s - seq.len() } else { 0 };
+            for (j, &t) in seq.iter().enumerate() {
+                ids[i * s + off + j] = t;
+                mask[i * s + off + j] = 1;
+            }
+        }
+        Ok(Batch {
+            input_ids: Tensor::from_vec(ids, (b, s), device)?,
+            attention_mask: Tensor::from_vec(mask, (b, s), device)?,
+            lengths: seqs.iter().map(Vec::len).collect(),
+            left,
+        })
+    }
+}
+
+/// A loaded model: config, weights (f32 `Var`s), tokenizer, chat template and the inference
+/// representation used by generation.
+#[derive(Clone)]
+pub struct Model {
+    pub(crate) config: ModelConfig,
+    pub(crate) weights: Weights,
+    pub(crate) tokenizer: Tokenizer,
+    pub(crate) chat: ChatTemplate,
+    pub(crate) device: Device,
+    pub(crate) eos_ids: Vec<u32>,
+    dense: Stack,
+    fast: Option<(Repr, Stack)>,
+    inv_freq: Tensor,
+    /// Extra metadata: where the model was loaded from.
+    pub(crate) source: String,
+}
+
+impl std::fmt::Debug for Model {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Model")
+            .field("source", &self.source)
+            .field("model_type", &self.config.model_type)
+            .field("params", &self.weights.num_params())
+            .field("inference_repr", &self.inference_repr())
+            .field("device", &self.device)
+            .finish()
+    }
+}
+
+const MASKED: f32 = -1e30;
+
+impl Model {
+    /// Assemble a model from its parts. `eos_ids` are the ids that end generation.
+    pub fn new(
+        config: ModelConfig,
+        weights: Weights,
+        tokenizer: Tokenizer,
+        chat: ChatTemplate,
+        eos_ids: Vec<u32>,
+        device: Device,
+        source: String,
+    ) -> Result<Self> {
+        config.validate()?;
+        let dense = Stack::build(&config, &weights, Repr::F32)?;
+        let inv = config.inv_freq();
+        let n = inv.len();
+        let inv_freq = Tensor::from_vec(inv, (1, 1, n), &device)?;
+        let mut eos_ids = eos_ids;
+        eos_ids.sort_unstable();
+        eos_ids.dedup();
+        Ok(Model { config, weights, tokenizer, chat, device, eos_ids, dense, fast: None, inv_freq, source })
+    }
+
+    pub fn config(&self) -> &ModelConfig {
+        &self.config
+    }
+    pub fn weights(&self) -> &Weights {
+        &self.weights
+    }
+    pub fn tokenizer(&self) -> &Tokenizer {
+        &self.tokenizer
+    }
+    pub fn chat_template(&self) -> &ChatTemplate {
+        &self.chat
+    }
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+    /// Ids that end a generation (config, tokenizer and template end-of-turn tokens).
+    pub fn eos_ids(&self) -> &[u32] {
+        &self.eos_ids
+    }
+    /// Replace the ids that end a generation.
+    pub fn set_eos_ids(&mut self, ids: Vec<u32>) {
+        self.eos_ids = ids;
+        self.eos_ids.sort_unstable();
+        self.eos_ids.dedup();
+    }
+    /// The context length (prompt + completion tokens).
+    pub fn context_length(&self) -> usize {
+        self.config.context_length()
+    }
+    /// Where the model was loaded from.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// The representation generation uses.
+    pub fn inference_repr(&self) -> Repr {
+        self.fast.as_ref().map(|(r, _)| *r).unwrap_or(Repr::F32)
+    }
+
+    /// Choose the representation generation uses; Q8_0 quantises the current f32 weights.
+    /// After the weights change (a training step), call it again to refresh the copy.
+    pub fn set_inference_repr(&mut self, repr: Repr) -> Result<()> {
+        self.fast = match repr {
+            Repr::F32 => None,
+            r => Some((r, Stack::build(&self.config, &self.weights, r)?)),
+        };
+        Ok(())
+    }
+
+    pub(crate) fn stack(&self, repr: Repr) -> Result<&Stack> {
+        match (repr, &self.fast) {
+            (Repr::F32, _) => Ok(&self.dense),
+            (r, Some((fr, s))) if *fr == r => Ok(s),
+            (r, _) => Err(Error::Invalid(format!(
+                "representation {r} not built; call set_inference_repr first"
+            ))),
+        }
+    }
+
+    /// Render a chat with the model's template.
+    pub fn render_chat(&self, messages: &[Message], add_generation_prompt: bool) -> Result<String> {
+        self.chat.render(messages, add_generation_prompt)
+    }
+
+    /// Render and tokenize a chat (no extra special tokens: the template writes them).
+    pub fn encode_chat(&self, messages: &[Message], add_generation_prompt: bool) -> Result<Vec<u32>> {
+        let text = self.render_chat(messages, add_generation_prompt)?;
+        self.tokenizer.encode(&text, false)
+    }
+
+    /// Trainable forward over the f32 weights: logits `(batch, seq, vocab)` for every position.
+    /// `attention_mask` `(batch, seq)` (1 = token, 0 = padding; left or right padding) may be
+    /// omitted when no sequence is padded.
+    pub fn forward(&self, input_ids: &Tensor, attention_mask: Option<&Tensor>) -> Result<Tensor> {
+        self.forward_repr(Repr::F32, input_ids, attention_mask)
+    }
+
+    /// [`Model::forward`] in a chosen representation.
+    pub fn forward_repr(
+        &self,
+        repr: Repr,
+        input_ids: &Tensor,
+        attention_mask: Option<&Tensor>,
+    ) -> Result<Tensor> {
+        let (b, s) = input_ids.dims2()?;
+        let valid: Vec<Vec<u8>> = match attention_mask {
+            Some(m) => m.to_dtype(DType::U8)?.to_vec2::<u8>()?,
+            None => vec![vec![1u8; s]; b],
+        };
+        self.run(self.stack(repr)?, input_ids, &valid, None, false, false)
+    }
+
+    /// The core forward. `valid[b][j]` tells whether key position j (over cache + new tokens)
+    /// is a real token. With `last_only` only the last position's logits are computed,
+    /// `(batch, 1, vocab)`. `fused` swaps in candle's fused kernels for RMSNorm, rotary and
+    /// softmax (same math, no backward): generation only.
+    pub(crate) fn run(
+        &self,
+        st: &Stack,
+        input_ids: &Tensor,
+        valid: &[Vec<u8>],
+        mut cache: Option<&mut KvCache>,
+        last_only: bool,
+        fused: bool,
+    ) -> Result<Tensor> {
+        let (b, s) = input_ids.dims2()?;
+        let kv_len = valid.first().map(Vec::len).unwrap_or(0);
+        let past = kv_len - s;
+        if let Some(c) = cache.as_deref() {
+            if c.len() != past {
+                return Err(Error::Invalid(format!("cache holds {} positions, expected {past}", c.len())));
+            }
+        }
+        // Positions: the number of real tokens before each one (padding does not count).
+        let mut pos = vec![0f32; b * s];
+        let mut any_pad = false;
+        for (i, row) in valid.iter().enumerate() {
+            let mut n = 0usize;
+            for (j, &v) in row.iter().enumerate() {
+                if j >= past {
+                    pos[i * s + j - past] = n as f32;
+                }
+                if v != 0 {
+                    n += 1;
+                } else {
+                    any_pad = true;
+                }
+            }
+        }
+        let dev = &self.device;
+        let pos = Tensor::from_vec(pos, (b, s, 1), dev)?;
+        let freqs = pos.broadcast_mul(&self.inv_freq)?; // (b, s, hd/2)
+        let (cos, sin) = if fused {
+            (freqs.cos()?, freqs.sin()?)
+        } else {
+            let emb = Tensor::cat(&[&freqs, &freqs], D::Minus1)?;
+            (emb.cos()?.unsqueeze(1)?, emb.sin()?.unsqueeze(1)?) // (b, 1, s, hd)
+        };
+        let norm = |x: &Tensor, w: &Tensor| -> Result<Tensor> {
+            if fused {
+                Ok(candle_nn::ops::rms_norm(&x.contiguous()?, w, self.config.rms_norm_eps as f32)?)
+            } else {
+                rms_norm(x, w, self.config.rms_norm_eps)
+            }
+        };
+        // Additive mask (b, 1, s, kv): causal + padded keys. A fully masked row (a padding
+        // query) gets a uniform distribution instead of NaN.
+        let mask = if s == 1 && !any_pad {
+            None
+        } else {
+            let mut m = vec![0f32; b * s * kv_len];
+            for (i, row) in valid.iter().enumerate() {
+                for q in 0..s {
+                    let qa = past + q;
+                    let base = (i * s + q) * kv_len;
+                    for (j, &v) in row.iter().enumerate() {
+                        if j > qa || v == 0 {
+                            m[base + j] = MASKED;
+                        }
+                    }
+                }
+            }
+            Some(Tensor::from_vec(m, (b, 1, s, kv_len), dev)?)
+        };
+        let mut x = st.embed.index_select(&input_ids.flatten_all()?, 0)?.reshape((b, s, ()))?;
+        for (li, layer) in st.layers.iter().enumerate() {
+            let h = norm(&x, &layer.in_norm)?;
+            let kv = cache.as_deref_mut().map(|c| (c, li));
+            let a = self.attention(layer, &h, &cos, &sin, mask.as_ref(), kv, fused)?;
+            x = (x + a)?;
+            let h = norm(&x, &layer.post_norm)?;
+            let g = layer.gate.forward(&h)?.silu()?;
+            let u = layer.up.forward(&h)?;
+            x = (x + layer.down.forward(&(g * u)?)?)?;
+        }
+        let x = if last_only { x.narrow(1, s - 1, 1)? } else { x };
+        let x = norm(&x, &st.norm)?;
+        st.head.forward(&x)
+    }
+
+    fn attention(
+        &self,
+        l: &Layer,
+        x: &Tensor,
+        cos: &Tensor,
+        sin: &Tensor,
+        mask: Option<&Tensor>,
+        cache: Option<(&mut KvCache, usize)>,
+        fused: bool,
+    ) -> Result<Tensor> {
+        let cfg = &self.config;
+        let (b, s, _) = x.dims3()?;
+        let (nh, nkv, hd) = (cfg.num_attention_heads, cfg.num_kv_heads(), cfg.head_dim());
+        let proj = |lin: &Lin, bias: &Option<Tensor>, heads: usize| -> Result<Tensor> {
+            let mut y = lin.forward(x)?;
+            if let Some(bb) = bias {
+                y = y.broadcast_add(bb)?;
+            }
+            Ok(y.reshape((b, s, heads, hd))?)
+        };
+        let mut q = proj(&l.q, &l.q_b, nh)?;
+        let mut k = proj(&l.k, &l.k_b, nkv)?;
+        let v = proj(&l.v, &l.v_b, nkv)?.transpose(1, 2)?.contiguous()?;
+        if let (Some(qn), Some(kn)) = (&l.q_norm, &l.k_norm) {
+            if fused {
+                q = candle_nn::ops::rms_norm(&q.contiguous()?, qn, cfg.rms_norm_eps as f32)?;
+                k = candle_nn::ops::rms_norm(&k.contiguous()?, kn, cfg.rms_norm_eps as f32)?;
+            } else {
+                q = rms_norm(&q, qn, cfg.rms_norm_eps)?;
+                k = rms_norm(&k, kn, cfg.rms_norm_eps)?;
+            }
+        }
+        let rot = |t: Tensor| -> Result<Tensor> {
+            let t = t.transpose(1, 2)?.contiguous()?;
+            if fused {
+                Ok(candle_nn::rotary_emb::rope(&t, cos, sin)?)
+            } else {
+                rope(&t, cos, sin)
+            }
+        };
+        let q = rot(q)?;
+        let k = rot(k)?;
+        let (k, v) = match cache {
+            Some((c, li)) => c.append(li, &k, &v)?,
+            None => (k, v),
+        };
+        let kv_len = k.dim(2)?;
+        let g = nh / nkv;
+        let scale = 1.0 / (hd as f64).sqrt();
+        // Grouped-query attention without copying K/V: fold the query heads of one KV head
+        // into the row dimension.
+        let q = (q * scale)?.reshape((b, nkv, g * s, hd))?;
+        let att = q.matmul(&k.t()?)?.reshape((b, nh, s, kv_len))?;
+        let att = match mask {
+            Some(m) => att.broadcast_add(m)?,
+            None => att,
+        };
+        let att = if fused { candle_nn::ops::softmax_last_dim(&att)? } else { candle_nn::ops::softmax(&att, D::Minus1)? };
+        let y = att.reshape((b, nkv, g * s, kv_len))?.matmul(&v)?;
+        let y = y.reshape((b, nh, s, hd))?.transpose(1, 2)?.reshape((b, s, nh * hd))?;
+        let mut o = l.o.forward(&y)?;
+        if let Some(ob) = &l.o_b {
+            o = o.broadcast_add(ob)?;
+        }
+        Ok(o)
+    }
+}
+
+/// RMSNorm over the last dimension, from differentiable ops.
+pub(crate) fn rms_norm(x: &Tensor, w: &Tensor, eps: f64) -> Result<Tensor> {
+    let ms = x.sqr()?.mean_keepdim(D::Minus1)?;
+    Ok(x.broadcast_div(&(ms + eps)?.sqrt()?)?.broadcast_mul(w)?)
+}
+
+/// Rotary embedding in the Hugging Face (rotate-half) layout. `x`: (b, heads, s, hd);
+/// `cos`, `sin`: (b, 1, s, hd).
+pub(crate) fn rope(x: &Tensor, cos: &Tensor, sin: &Tensor) -> Result<Tensor> {
+    let hd = x.dim(D::Minus1)?;
+    let x1 = x.narrow(D::Minus1, 0, hd / 2)?;
+    let x2 = x.narrow(D::Minus1, hd / 2, hd / 2)?;
+    let rot = Tensor::cat(&[&x2.neg()?, &x1], D::Minus1)?;
+    Ok((x.broadcast_mul(cos)? + rot.broadcast_mul(sin)?)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kv_cache_grows_and_equals_concatenation() {
+        let dev = Device::Cpu;
+        let mut c = KvCache::with_capacity(1, 2);
+        let mut all_k = Vec::new();
+        for step in 0..5 {
+            let s = if step == 0 { 3 } else { 1 };
+            let k = Tensor::rand(0f32, 1., (2, 3, s, 4), &dev).unwrap();
+            let v = (&k * 2.0).unwrap();
+            all_k.push(k.clone());
+            let (ck, cv) = c.append(0, &k, &v).unwrap();
+            let want = Tensor::cat(&all_k, 2).unwrap();
+            let d = (ck - &want).unwrap().abs().unwrap().sum_all().unwrap().to_scalar::<f32>().unwrap();
+            assert_eq!(d, 0.0);
+            let d = (cv - (want * 2.0).unwrap()).unwrap().abs().unwrap().sum_all().unwrap().to_scalar::<f32>().unwrap();
+            assert_eq!(d, 0.0);
+        }
+        assert_eq!(c.len(), 7);
+        c.select_rows(&[1]).unwrap();
+        let (ck, _) = c.append(0, &Tensor::zeros((1, 3, 1, 4), DType::F32, &dev).unwrap(), &Tensor::zeros((1, 3, 1, 4), DType::F32, &dev).unwrap()).unwrap();
+        let want = Tensor::cat(&all_k, 2).unwrap().get(1).unwrap();
+        let d = (ck.get(0).unwrap().narrow(1, 0, 7).unwrap() - want).unwrap().abs().unwrap().sum_all().unwrap().to_scalar::<f32>().unwrap();
+        assert_eq!(d, 0.0);
+    }
+}

@@ -1,0 +1,251 @@
+//! Fast tests on tiny random models (no model download needed).
+
+use candle_core::{Device, Tensor, D};
+use spade_model::{
+    load, tiny_model, write_tiny_model, Batch, Family, FinishReason, GenerationRequest, Message, Model, Repr,
+    SamplingParams, TinySpec,
+};
+
+fn tiny(seed: u64) -> Model {
+    tiny_model(seed, TinySpec::default(), &Device::Cpu).unwrap()
+}
+
+fn max_abs_diff(a: &Tensor, b: &Tensor) -> f32 {
+    (a - b).unwrap().abs().unwrap().flatten_all().unwrap().max(0).unwrap().to_scalar::<f32>().unwrap()
+}
+
+fn prompts(m: &Model) -> Vec<Vec<u32>> {
+    ["Hello there", "The cat sat on the mat, 12345.", "x"]
+        .iter()
+        .map(|t| m.encode_chat(&[Message::user(*t)], true).unwrap())
+        .collect()
+}
+
+#[test]
+fn hf_folder_round_trip_every_family() {
+    for family in [Family::Llama, Family::Qwen2, Family::Qwen3] {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = TinySpec { family, ..Default::default() };
+        write_tiny_model(dir.path(), 7, spec).unwrap();
+        for f in ["config.json", "tokenizer.json", "tokenizer_config.json", "model.safetensors"] {
+            assert!(dir.path().join(f).exists(), "{f}");
+        }
+        let a = tiny_model(7, spec, &Device::Cpu).unwrap();
+        let b = load(dir.path(), &Device::Cpu).unwrap();
+        assert_eq!(a.config(), b.config(), "{family:?}");
+        assert_eq!(a.eos_ids(), b.eos_ids());
+        assert_eq!(b.config().qkv_bias(), family == Family::Qwen2);
+        assert_eq!(b.config().qk_norm(), family == Family::Qwen3);
+        let ids = Tensor::new(&[[1u32, 50, 60, 70, 80, 2]], &Device::Cpu).unwrap();
+        let la = a.forward(&ids, None).unwrap();
+        let lb = b.forward(&ids, None).unwrap();
+        assert_eq!(la.dims(), &[1, 6, a.config().vocab_size]);
+        assert_eq!(max_abs_diff(&la, &lb), 0.0, "{family:?}: logits differ after save/load");
+        // The chat template and tokenizer survive too.
+        let msgs = [Message::system("s"), Message::user("hi")];
+        assert_eq!(a.encode_chat(&msgs, true).unwrap(), b.encode_chat(&msgs, true).unwrap());
+    }
+}
+
+#[test]
+fn tiny_model_is_deterministic_and_seeded() {
+    let a = tiny(1);
+    let b = tiny(1);
+    let c = tiny(2);
+    let ids = Tensor::new(&[[5u32, 6, 7]], &Device::Cpu).unwrap();
+    let (la, lb, lc) = (a.forward(&ids, None).unwrap(), b.forward(&ids, None).unwrap(), c.forward(&ids, None).unwrap());
+    assert_eq!(max_abs_diff(&la, &lb), 0.0);
+    assert!(max_abs_diff(&la, &lc) > 1e-3);
+}
+
+#[test]
+fn tokenizer_round_trip() {
+    let m = tiny(0);
+    let tok = m.tokenizer();
+    for text in ["Hello, world!", "  spaces\tand\nnewlines ", "ünïcödé ✓ 漢字", "123 + 4567 = 4690", "<|im_start|>user\nhi<|im_end|>"] {
+        let ids = tok.encode(text, false).unwrap();
+        assert_eq!(tok.decode(&ids, false).unwrap(), text);
+    }
+    // Special tokens in text become their ids; digits are split one by one.
+    assert_eq!(tok.encode("<|im_end|>", false).unwrap(), vec![2]);
+    assert_eq!(tok.encode("123", false).unwrap().len(), 3);
+}
+
+#[test]
+fn padding_does_not_change_logits() {
+    let m = tiny(3);
+    let seqs = vec![vec![1u32, 40, 41, 42, 43, 44], vec![1u32, 50, 51]];
+    let alone: Vec<Tensor> = seqs
+        .iter()
+        .map(|s| {
+            let ids = Tensor::new(s.as_slice(), &Device::Cpu).unwrap().unsqueeze(0).unwrap();
+            m.forward(&ids, None).unwrap().squeeze(0).unwrap()
+        })
+        .collect();
+    for left in [false, true] {
+        let b = Batch::new(&seqs, 0, left, &Device::Cpu).unwrap();
+        let out = m.forward(&b.input_ids, Some(&b.attention_mask)).unwrap();
+        for (i, s) in seqs.iter().enumerate() {
+            let off = if left { 6 - s.len() } else { 0 };
+            let got = out.get(i).unwrap().narrow(0, off, s.len()).unwrap();
+            let d = max_abs_diff(&got, &alone[i]);
+            assert!(d < 1e-5, "left={left} row {i}: {d}");
+        }
+    }
+}
+
+#[test]
+fn gradients_reach_every_weight() {
+    let m = tiny(4);
+    let seqs = vec![vec![1u32, 40, 41, 42, 43], vec![1u32, 50, 51]];
+    let lp = m.token_logprobs(&seqs, 1.0).unwrap();
+    let loss = lp.sum_all().unwrap().neg().unwrap();
+    let grads = loss.backward().unwrap();
+    let mut reached = 0;
+    for (name, var) in m.weights().named_vars() {
+        let g = grads.get(var.as_tensor()).unwrap_or_else(|| panic!("no gradient for {name}"));
+        let norm = g.sqr().unwrap().sum_all().unwrap().to_scalar::<f32>().unwrap();
+        assert!(norm > 0.0 && norm.is_finite(), "{name}: |g|² = {norm}");
+        reached += 1;
+    }
+    assert_eq!(reached, m.weights().named_vars().len());
+    assert_eq!(reached, 2 + 2 * 9); // embed, norm, 9 per layer (tied head)
+}
+
+/// Central differences against autograd, at the largest-gradient entry of every tensor.
+#[test]
+fn finite_difference_gradient_check() {
+    for family in [Family::Llama, Family::Qwen2, Family::Qwen3] {
+        let spec = TinySpec { family, hidden: 32, intermediate: 64, heads: 4, kv_heads: 2, std: 0.3, ..Default::default() };
+        let m = tiny_model(11, spec, &Device::Cpu).unwrap();
+        let seqs = vec![vec![1u32, 40, 41, 42, 43, 44], vec![1u32, 60, 61, 62]];
+        let loss_of = |m: &Model| -> f64 {
+            m.token_logprobs(&seqs, 0.7).unwrap().sum_all().unwrap().to_scalar::<f32>().unwrap() as f64
+        };
+        let loss = m.token_logprobs(&seqs, 0.7).unwrap().sum_all().unwrap();
+        let grads = loss.backward().unwrap();
+        let h = 1e-2f32;
+        let mut checked = 0;
+        for (name, var) in m.weights().named_vars() {
+            let g = grads.get(var.as_tensor()).unwrap().flatten_all().unwrap();
+            let gv = g.to_vec1::<f32>().unwrap();
+            let (k, gk) = gv.iter().enumerate().fold((0, 0f32), |a, (i, &v)| if v.abs() > a.1.abs() { (i, v) } else { a });
+            let orig = var.as_tensor().flatten_all().unwrap().to_vec1::<f32>().unwrap();
+            let shape = var.as_tensor().shape().clone();
+            let probe = |delta: f32| -> f64 {
+                let mut w = orig.clone();
+                w[k] += delta;
+                var.set(&Tensor::from_vec(w, shape.clone(), &Device::Cpu).unwrap()).unwrap();
+                loss_of(&m)
+            };
+            let fd = (probe(h) - probe(-h)) / (2.0 * h as f64);
+            var.set(&Tensor::from_vec(orig.clone(), shape.clone(), &Device::Cpu).unwrap()).unwrap();
+            let err = (fd - gk as f64).abs();
+            assert!(err <= 2e-2 * (gk.abs() as f64).max(1.0), "{family:?} {name}[{k}]: autograd {gk}, finite difference {fd}");
+            checked += 1;
+        }
+        assert_eq!(checked, m.weights().named_vars().len());
+    }
+}
+
+fn reqs(ps: &[Vec<u32>], seed: u64) -> Vec<GenerationRequest> {
+    ps.iter().enumerate().map(|(i, p)| GenerationRequest { prompt: p.clone(), seed: seed + i as u64 }).collect()
+}
+
+#[test]
+fn same_seed_same_generation_and_independent_of_batch() {
+    let m = tiny(5);
+    let ps = prompts(&m);
+    let params = SamplingParams { temperature: 1.0, max_new_tokens: 12, stop_on_eos: false, ..Default::default() };
+    let a = m.generate_repr(Repr::F32, &reqs(&ps, 100), &params).unwrap();
+    let b = m.generate_repr(Repr::F32, &reqs(&ps, 100), &params).unwrap();
+    assert_eq!(a, b);
+    let c = m.generate_repr(Repr::F32, &reqs(&ps, 200), &params).unwrap();
+    assert_ne!(a.iter().map(|g| &g.tokens).collect::<Vec<_>>(), c.iter().map(|g| &g.tokens).collect::<Vec<_>>());
+    // One sequence alone draws the same sample as in its batch.
+    for (i, p) in ps.iter().enumerate() {
+        let one = m.generate_repr(Repr::F32, &[GenerationRequest { prompt: p.clone(), seed: 100 + i as u64 }], &params).unwrap();
+        assert_eq!(one[0].tokens, a[i].tokens, "row {i}");
+    }
+}
+
+#[test]
+fn batched_and_single_agree_at_temperature_zero() {
+    for repr in [Repr::F32, Repr::Q8_0] {
+        let mut m = tiny(6);
+        m.set_inference_repr(repr).unwrap();
+        let ps = prompts(&m);
+        let params = SamplingParams { temperature: 0.0, max_new_tokens: 16, stop_on_eos: false, ..Default::default() };
+        let batched = m.generate_repr(repr, &reqs(&ps, 0), &params).unwrap();
+        for (i, p) in ps.iter().enumerate() {
+            let one = m.generate_repr(repr, &[GenerationRequest { prompt: p.clone(), seed: 9 }], &params).unwrap();
+            assert_eq!(one[0].tokens, batched[i].tokens, "{repr} row {i}");
+            assert_eq!(one[0].tokens.len(), 16);
+            assert_eq!(one[0].finish, FinishReason::Length);
+        }
+    }
+}
+
+#[test]
+fn sampled_logprobs_equal_scored_ones() {
+    let m = tiny(8);
+    let ps = prompts(&m);
+    for t in [0.6f32, 1.0, 0.0] {
+        for (top_p, top_k) in [(1.0, 0), (0.9, 20)] {
+            let params = SamplingParams { temperature: t, top_p, top_k, max_new_tokens: 10, stop_on_eos: false, ..Default::default() };
+            let gens = m.generate_repr(Repr::F32, &reqs(&ps, 42), &params).unwrap();
+            for (p, g) in ps.iter().zip(&gens) {
+                assert_eq!(g.logprobs.len(), g.tokens.len());
+                let scored = m.score_vec(p, &g.tokens, t).unwrap();
+                for (a, b) in g.logprobs.iter().zip(&scored) {
+                    assert!((a - b).abs() <= 1e-4, "T={t}: sampled {a} vs scored {b}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn stop_strings_eos_and_length() {
+    let m = tiny(9);
+    let p = prompts(&m).remove(0);
+    let free = SamplingParams { temperature: 0.0, max_new_tokens: 20, stop_on_eos: false, ..Default::default() };
+    let g = m.generate_repr(Repr::F32, &[GenerationRequest { prompt: p.clone(), seed: 0 }], &free).unwrap().remove(0);
+    assert_eq!(g.tokens.len(), 20);
+    // Take a piece of the greedy text as a stop string: generation halts right there.
+    let text = m.tokenizer().decode(&g.tokens, false).unwrap();
+    let chars: Vec<char> = text.chars().collect();
+    let stop: String = chars[chars.len() / 2..chars.len() / 2 + 2].iter().collect();
+    let params = SamplingParams { stop: vec![stop.clone()], ..free.clone() };
+    let s = m.generate_repr(Repr::F32, &[GenerationRequest { prompt: p.clone(), seed: 0 }], &params).unwrap().remove(0);
+    assert_eq!(s.finish, FinishReason::Stop);
+    assert!(s.tokens.len() < 20);
+    assert_eq!(&g.tokens[..s.tokens.len()], &s.tokens[..]);
+    assert!(!s.text.contains(&stop) && text.starts_with(&s.text), "{:?} / {:?}", s.text, stop);
+    // EOS: declare the 4th greedy token end-of-sequence; generation stops at its first
+    // occurrence, keeps it in `tokens` (it is trained) and leaves it out of `text`.
+    let mut m = m;
+    let eos = g.tokens[3];
+    let first = g.tokens.iter().position(|&t| t == eos).unwrap();
+    m.set_eos_ids(vec![eos]);
+    let with_eos = SamplingParams { stop_on_eos: true, ..free.clone() };
+    let e = m.generate_repr(Repr::F32, &[GenerationRequest { prompt: p.clone(), seed: 0 }], &with_eos).unwrap().remove(0);
+    assert_eq!(e.finish, FinishReason::Eos);
+    assert_eq!(e.tokens, g.tokens[..=first].to_vec());
+    assert_eq!(e.text, m.tokenizer().decode(&g.tokens[..first], false).unwrap());
+    let one = SamplingParams { max_new_tokens: 1, ..free };
+    let g1 = m.generate_repr(Repr::F32, &[GenerationRequest { prompt: p, seed: 0 }], &one).unwrap().remove(0);
+    assert_eq!(g1.tokens.len(), 1);
+}
+
+#[test]
+fn q8_forward_is_close_to_f32() {
+    let mut m = tiny(10);
+    m.set_inference_repr(Repr::Q8_0).unwrap();
+    let ids = Tensor::new(&[[1u32, 40, 41, 42, 43]], &Device::Cpu).unwrap();
+    let a = m.forward_repr(Repr::F32, &ids, None).unwrap();
+    let b = m.forward_repr(Repr::Q8_0, &ids, None).unwrap();
+    let d = max_abs_diff(&a, &b);
+    assert!(d < 0.05, "{d}");
+    assert_eq!(a.argmax(D::Minus1).unwrap().to_vec2::<u32>().unwrap(), b.argmax(D::Minus1).unwrap().to_vec2::<u32>().unwrap());
+}
