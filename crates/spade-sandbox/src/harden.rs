@@ -1,0 +1,353 @@
+//! Hardening applied inside a forked child before it loads untrusted code, and the probes
+//! the worker runs once at start-up.
+//!
+//! Order in the child (after `setsid` and `chdir` to its scratch folder, done by the
+//! driver): parent-death signal, rlimits, `oom_score_adj`, landlock (when the host has it),
+//! no-new-privs and not dumpable, then seccomp. Mandatory layers (rlimits, seccomp) fail the
+//! job when they cannot be applied; optional ones are reported.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// What a child applies; sent by the library in each spawn request (`config`), completed
+/// by the worker with `scratch` and `ro_paths`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ChildConfig {
+    pub memory_bytes: u64,
+    pub cpu_seconds: u64,
+    pub file_size_bytes: u64,
+    pub open_files: u64,
+    pub nproc: u64,
+    /// Use landlock when the kernel supports it.
+    pub landlock: bool,
+    #[serde(default)]
+    pub scratch: String,
+    #[serde(default)]
+    pub ro_paths: Vec<String>,
+}
+
+/// Layers applied in one child (returned to the driver; informational).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ChildReport {
+    pub landlock: String,
+    pub seccomp: bool,
+    pub deny_writes: bool,
+}
+
+fn errno() -> std::io::Error {
+    std::io::Error::last_os_error()
+}
+
+fn set_rlimit(res: libc::__rlimit_resource_t, soft: u64, hard: u64) -> Result<(), String> {
+    let lim = libc::rlimit { rlim_cur: soft as libc::rlim_t, rlim_max: hard as libc::rlim_t };
+    // SAFETY: plain syscall with a valid pointer.
+    if unsafe { libc::setrlimit(res, &lim) } != 0 {
+        return Err(format!("setrlimit({res}): {}", errno()));
+    }
+    Ok(())
+}
+
+/// Apply every layer to the calling (single-threaded, freshly forked) process.
+pub fn apply(cfg: &ChildConfig) -> Result<ChildReport, String> {
+    let mut report = ChildReport::default();
+    // SAFETY: prctl/getppid are plain syscalls.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+        if libc::getppid() == 1 {
+            libc::_exit(71);
+        }
+    }
+    set_rlimit(libc::RLIMIT_CORE, 0, 0)?;
+    set_rlimit(libc::RLIMIT_AS, cfg.memory_bytes, cfg.memory_bytes)?;
+    set_rlimit(libc::RLIMIT_CPU, cfg.cpu_seconds, cfg.cpu_seconds + 1)?;
+    set_rlimit(libc::RLIMIT_FSIZE, cfg.file_size_bytes, cfg.file_size_bytes)?;
+    set_rlimit(libc::RLIMIT_NOFILE, cfg.open_files, cfg.open_files)?;
+    // Ignored for root, effective for ordinary users; seccomp's fork ban is what counts.
+    set_rlimit(libc::RLIMIT_NPROC, cfg.nproc, cfg.nproc)?;
+    let _ = std::fs::write("/proc/self/oom_score_adj", "1000");
+
+    report.landlock = if cfg.landlock && landlock_abi() > 0 {
+        apply_landlock(cfg)?
+    } else {
+        "off".to_string()
+    };
+    let fs_confined = report.landlock.starts_with("fully") || report.landlock.starts_with("partially");
+    // SAFETY: prctl with constant arguments.
+    unsafe {
+        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+            return Err(format!("no_new_privs: {}", errno()));
+        }
+        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+    }
+    drop_capabilities()?;
+    report.deny_writes = !fs_confined;
+    apply_seccomp(!fs_confined)?;
+    report.seccomp = true;
+    Ok(report)
+}
+
+fn apply_landlock(cfg: &ChildConfig) -> Result<String, String> {
+    use landlock::{
+        path_beneath_rules, Access, AccessFs, AccessNet, Ruleset, RulesetAttr, RulesetCreatedAttr,
+        RulesetStatus, Scope, ABI,
+    };
+    let abi = ABI::V6;
+    let run = || -> Result<RulesetStatus, landlock::RulesetError> {
+        let ruleset = Ruleset::default()
+            .handle_access(AccessFs::from_all(abi))?
+            .handle_access(AccessNet::from_all(abi))?
+            .scope(Scope::from_all(abi))?
+            .create()?
+            .add_rules(path_beneath_rules(&cfg.ro_paths, AccessFs::from_read(abi)))?
+            .add_rules(path_beneath_rules([cfg.scratch.as_str(), "/dev/null"], AccessFs::from_all(abi)))?;
+        Ok(ruleset.restrict_self()?.ruleset)
+    };
+    match run() {
+        Ok(RulesetStatus::FullyEnforced) => Ok("fully enforced".into()),
+        Ok(RulesetStatus::PartiallyEnforced) => Ok("partially enforced".into()),
+        Ok(RulesetStatus::NotEnforced) => Ok("not enforced".into()),
+        Err(e) => Err(format!("landlock: {e}")),
+    }
+}
+
+/// Drop every capability (root children could otherwise raise their own hard rlimits).
+fn drop_capabilities() -> Result<(), String> {
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: i32,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    let mut hdr = Header { version: 0x2008_0522, pid: 0 };
+    let data = [Data { effective: 0, permitted: 0, inheritable: 0 }; 2];
+    for cap in 0..64 {
+        // SAFETY: dropping from the bounding set; EINVAL past the last capability is fine.
+        unsafe {
+            libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0);
+        }
+    }
+    // SAFETY: header and two data structs as capset(2) expects for version 3.
+    let r = unsafe { libc::syscall(libc::SYS_capset, &mut hdr as *mut Header, data.as_ptr()) };
+    if r != 0 {
+        return Err(format!("capset: {}", errno()));
+    }
+    Ok(())
+}
+
+/// The landlock ABI version the kernel offers (0: none).
+pub fn landlock_abi() -> i64 {
+    const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
+    // SAFETY: the version query takes no ruleset and allocates nothing.
+    let v = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<libc::c_void>(),
+            0usize,
+            LANDLOCK_CREATE_RULESET_VERSION,
+        )
+    };
+    if v < 0 {
+        0
+    } else {
+        v
+    }
+}
+
+/// Whether the kernel offers seccomp filters.
+pub fn seccomp_available() -> bool {
+    // SAFETY: PR_GET_SECCOMP has no side effects.
+    unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) >= 0 }
+}
+
+fn build_filter(
+    rules: Vec<(i64, Vec<seccompiler::SeccompRule>)>,
+    errno: u32,
+) -> Result<seccompiler::BpfProgram, String> {
+    use seccompiler::{SeccompAction, SeccompFilter, TargetArch};
+    let arch: TargetArch = std::env::consts::ARCH.try_into().map_err(|e| format!("seccomp arch: {e:?}"))?;
+    let mut map: BTreeMap<i64, Vec<seccompiler::SeccompRule>> = BTreeMap::new();
+    for (nr, r) in rules {
+        map.entry(nr).or_default().extend(r);
+    }
+    let filter = SeccompFilter::new(map, SeccompAction::Allow, SeccompAction::Errno(errno), arch)
+        .map_err(|e| format!("seccomp filter: {e}"))?;
+    filter.try_into().map_err(|e: seccompiler::BackendError| format!("seccomp compile: {e}"))
+}
+
+fn cond(arg: u8, op: seccompiler::SeccompCmpOp, value: u64) -> seccompiler::SeccompRule {
+    use seccompiler::{SeccompCmpArgLen, SeccompCondition, SeccompRule};
+    let len = match op {
+        seccompiler::SeccompCmpOp::MaskedEq(_) => SeccompCmpArgLen::Qword,
+        _ => SeccompCmpArgLen::Dword,
+    };
+    SeccompRule::new(vec![SeccompCondition::new(arg, len, op, value).expect("valid condition")])
+        .expect("valid rule")
+}
+
+/// Install the seccomp filters (two: EPERM for denied calls, ENOSYS for calls whose
+/// arguments a filter cannot inspect, so libc falls back to an inspectable one).
+fn apply_seccomp(deny_writes: bool) -> Result<(), String> {
+    use seccompiler::SeccompCmpOp::{MaskedEq, Ne};
+    // SAFETY: getpid has no side effects.
+    let me = unsafe { libc::getpid() } as u64;
+    let mut deny: Vec<(i64, Vec<seccompiler::SeccompRule>)> = Vec::new();
+    let always: &[i64] = &[
+        libc::SYS_execve,
+        libc::SYS_execveat,
+        libc::SYS_ptrace,
+        libc::SYS_process_vm_readv,
+        libc::SYS_process_vm_writev,
+        libc::SYS_pidfd_open,
+        libc::SYS_pidfd_send_signal,
+        libc::SYS_pidfd_getfd,
+        libc::SYS_mount,
+        libc::SYS_umount2,
+        libc::SYS_pivot_root,
+        libc::SYS_chroot,
+        libc::SYS_unshare,
+        libc::SYS_setns,
+        libc::SYS_swapon,
+        libc::SYS_swapoff,
+        libc::SYS_reboot,
+        libc::SYS_kexec_load,
+        libc::SYS_kexec_file_load,
+        libc::SYS_init_module,
+        libc::SYS_finit_module,
+        libc::SYS_delete_module,
+        libc::SYS_bpf,
+        libc::SYS_perf_event_open,
+        libc::SYS_userfaultfd,
+        libc::SYS_keyctl,
+        libc::SYS_add_key,
+        libc::SYS_request_key,
+        libc::SYS_acct,
+        libc::SYS_settimeofday,
+        libc::SYS_clock_settime,
+        libc::SYS_clock_adjtime,
+        libc::SYS_adjtimex,
+        libc::SYS_sethostname,
+        libc::SYS_setdomainname,
+        libc::SYS_quotactl,
+        libc::SYS_syslog,
+        libc::SYS_open_by_handle_at,
+        libc::SYS_name_to_handle_at,
+        libc::SYS_io_uring_setup,
+        libc::SYS_io_uring_enter,
+        libc::SYS_io_uring_register,
+        libc::SYS_mknodat,
+        libc::SYS_fanotify_init,
+        libc::SYS_kcmp,
+        libc::SYS_move_mount,
+        libc::SYS_open_tree,
+        libc::SYS_fsopen,
+        libc::SYS_fsmount,
+        libc::SYS_fspick,
+        libc::SYS_process_madvise,
+        libc::SYS_migrate_pages,
+        libc::SYS_move_pages,
+        libc::SYS_personality,
+        libc::SYS_vhangup,
+        libc::SYS_setpgid,
+        libc::SYS_setsid,
+    ];
+    for &nr in always {
+        deny.push((nr, vec![]));
+    }
+    #[cfg(target_arch = "x86_64")]
+    for nr in [
+        libc::SYS_fork,
+        libc::SYS_vfork,
+        libc::SYS_iopl,
+        libc::SYS_ioperm,
+        libc::SYS_uselib,
+        libc::SYS_mknod,
+    ] {
+        deny.push((nr, vec![]));
+    }
+    // new processes: only threads (CLONE_THREAD set) may be cloned
+    deny.push((libc::SYS_clone, vec![cond(0, MaskedEq(libc::CLONE_THREAD as u64), 0)]));
+    // signals: only to itself
+    for nr in [libc::SYS_kill, libc::SYS_tkill, libc::SYS_tgkill, libc::SYS_rt_sigqueueinfo, libc::SYS_rt_tgsigqueueinfo] {
+        deny.push((nr, vec![cond(0, Ne, me)]));
+    }
+    // network: Unix sockets only
+    deny.push((libc::SYS_socket, vec![cond(0, Ne, libc::AF_UNIX as u64)]));
+    if deny_writes {
+        // No landlock: forbid creating, modifying or removing files anywhere (already-open
+        // descriptors such as the capped stdout stay usable).
+        let wflags = [libc::O_WRONLY, libc::O_RDWR, libc::O_CREAT, libc::O_TRUNC, libc::O_APPEND];
+        let rules = |arg: u8| wflags.iter().map(|&f| cond(arg, MaskedEq(f as u64), f as u64)).collect::<Vec<_>>();
+        deny.push((libc::SYS_openat, rules(2)));
+        #[cfg(target_arch = "x86_64")]
+        {
+            deny.push((libc::SYS_open, rules(1)));
+            for nr in [
+                libc::SYS_creat,
+                libc::SYS_unlink,
+                libc::SYS_rename,
+                libc::SYS_mkdir,
+                libc::SYS_rmdir,
+                libc::SYS_link,
+                libc::SYS_symlink,
+                libc::SYS_chmod,
+                libc::SYS_chown,
+                libc::SYS_lchown,
+                libc::SYS_utime,
+                libc::SYS_utimes,
+                libc::SYS_futimesat,
+            ] {
+                deny.push((nr, vec![]));
+            }
+        }
+        for nr in [
+            libc::SYS_unlinkat,
+            libc::SYS_renameat,
+            libc::SYS_renameat2,
+            libc::SYS_mkdirat,
+            libc::SYS_linkat,
+            libc::SYS_symlinkat,
+            libc::SYS_truncate,
+            libc::SYS_fchmodat,
+            libc::SYS_fchownat,
+            libc::SYS_utimensat,
+            libc::SYS_setxattr,
+            libc::SYS_lsetxattr,
+            libc::SYS_removexattr,
+            libc::SYS_lremovexattr,
+        ] {
+            deny.push((nr, vec![]));
+        }
+    }
+    let eperm = build_filter(deny, libc::EPERM as u32)?;
+    let nosys = build_filter(vec![(libc::SYS_clone3, vec![]), (libc::SYS_openat2, vec![])], libc::ENOSYS as u32)?;
+    seccompiler::apply_filter(&eperm).map_err(|e| format!("seccomp: {e}"))?;
+    seccompiler::apply_filter(&nosys).map_err(|e| format!("seccomp: {e}"))?;
+    Ok(())
+}
+
+/// Put the calling process (the worker, before Python starts) in a fresh network namespace.
+/// Returns how: `unshare`, `userns`, or `unavailable (…)`.
+pub fn enter_netns() -> String {
+    // SAFETY: unshare on the single-threaded worker at start-up.
+    if unsafe { libc::unshare(libc::CLONE_NEWNET) } == 0 {
+        return "unshare".into();
+    }
+    let first = errno();
+    // SAFETY: as above.
+    let uid = unsafe { libc::getuid() };
+    let gid = unsafe { libc::getgid() };
+    if unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) } == 0 {
+        let _ = std::fs::write("/proc/self/setgroups", "deny");
+        let _ = std::fs::write("/proc/self/uid_map", format!("{uid} {uid} 1"));
+        let _ = std::fs::write("/proc/self/gid_map", format!("{gid} {gid} 1"));
+        return "userns".into();
+    }
+    format!("unavailable ({first})")
+}

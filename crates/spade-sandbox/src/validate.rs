@@ -1,0 +1,709 @@
+//! The checks of `spade-validate`, as a library: one candidate in, one [`Verdict`] out, plus
+//! exact / near duplicate detection over a batch.
+//!
+//! Stages, in order (the first that fails is recorded, with a graded validity — how far the
+//! candidate got, for the designer's reward):
+//!
+//! | stage | validity | fails when |
+//! | --- | --- | --- |
+//! | `parse` | 0.0 | there is no code |
+//! | `syntax` | 0.1 | the code does not compile |
+//! | `load` | 0.2 | executing the module or instantiating the class fails or times out |
+//! | `interface` | 0.3 | not exactly one environment class; wrong return shapes or types; empty first observation |
+//! | `probe` | 0.4 | `reset`/`step` raise, time out, run out of memory, crash or print too much under the probe battery |
+//! | `range` | 0.5 | a reward is not finite or outside `--reward-range` |
+//! | `termination` | 0.6 | a probe episode does not end within `--max-turns` |
+//! | `determinism` | 0.7 | the same seeds and actions, replayed in a separate fork, give a different transcript |
+//! | `hint-leak` | 0.8 | the hint wins when sent as the action (as is, and `\\boxed{}` in games), or contains a winning action found by the probes verbatim — the whole action, or its boxed answer as a whole word when that answer is specific (a number of 2+ digits, or a non-generic word of 3+ letters) |
+//! | `duplicate` | 0.9 | same code as an earlier valid environment (exact), or token-shingle Jaccard ≥ [`NEAR_DUP_JACCARD`] (near) |
+//!
+//! The probe battery speaks the setting's action format: in `games`, `\boxed{…}` guesses (small
+//! numbers, yes/no, letters, and numbers and words harvested from the first observation) plus
+//! garbage; in `tool-use`, JSON tool calls `{"name": …, "arguments": {…}}` for every tool name
+//! found in the first observation and info, plus garbage. Episode `i` starts with action `i` of
+//! the battery and continues through the following ones, so every action is tried first once.
+
+use std::collections::{BTreeSet, HashSet};
+use std::hash::{Hash, Hasher};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::{CallError, Episode, Sandbox, Status};
+
+/// Jaccard similarity of 5-token shingles at or above which two environments are near duplicates.
+pub const NEAR_DUP_JACCARD: f64 = 0.9;
+/// Tokens per shingle for near-duplicate detection.
+pub const SHINGLE: usize = 5;
+
+/// `env_id`: the first 16 hex digits of the SHA-256 of the code, exactly as run.
+pub fn env_id(code: &str) -> String {
+    let d = Sha256::digest(code.as_bytes());
+    hex::encode(&d[..8])
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Setting {
+    #[serde(rename = "games")]
+    Games,
+    #[serde(rename = "tool-use")]
+    ToolUse,
+}
+
+impl Setting {
+    /// `games` (also the default for an unknown or missing value) or `tool-use`.
+    pub fn parse(s: Option<&str>) -> Setting {
+        match s.map(|s| s.trim().to_ascii_lowercase()) {
+            Some(s) if s == "tool-use" || s == "tool_use" || s == "tooluse" || s == "tools" => Setting::ToolUse,
+            _ => Setting::Games,
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Setting::Games => "games",
+            Setting::ToolUse => "tool-use",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Stage {
+    Parse,
+    Syntax,
+    Load,
+    Interface,
+    Probe,
+    Range,
+    Termination,
+    Determinism,
+    HintLeak,
+    Duplicate,
+    Passed,
+}
+
+impl Stage {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stage::Parse => "parse",
+            Stage::Syntax => "syntax",
+            Stage::Load => "load",
+            Stage::Interface => "interface",
+            Stage::Probe => "probe",
+            Stage::Range => "range",
+            Stage::Termination => "termination",
+            Stage::Determinism => "determinism",
+            Stage::HintLeak => "hint-leak",
+            Stage::Duplicate => "duplicate",
+            Stage::Passed => "passed",
+        }
+    }
+    /// Graded validity of a candidate that failed at this stage (1.0 when it passed).
+    pub fn validity(self) -> f64 {
+        match self {
+            Stage::Parse => 0.0,
+            Stage::Syntax => 0.1,
+            Stage::Load => 0.2,
+            Stage::Interface => 0.3,
+            Stage::Probe => 0.4,
+            Stage::Range => 0.5,
+            Stage::Termination => 0.6,
+            Stage::Determinism => 0.7,
+            Stage::HintLeak => 0.8,
+            Stage::Duplicate => 0.9,
+            Stage::Passed => 1.0,
+        }
+    }
+}
+
+/// One candidate to check.
+#[derive(Clone, Debug)]
+pub struct Candidate {
+    pub code: Option<String>,
+    pub hint: Option<String>,
+    pub setting: Setting,
+}
+
+#[derive(Clone, Debug)]
+pub struct CheckConfig {
+    /// Episodes must end within this many steps; passed to the constructor as `max_turns`.
+    pub max_turns: u32,
+    /// Seeds the probe episodes cycle through.
+    pub seeds: Vec<u64>,
+    /// Probe episodes replayed in a separate fork for the determinism check.
+    pub replay_episodes: usize,
+}
+
+impl Default for CheckConfig {
+    fn default() -> Self {
+        CheckConfig { max_turns: 8, seeds: vec![0, 1, 2], replay_episodes: 4 }
+    }
+}
+
+/// Probe statistics of a candidate.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ProbeStats {
+    pub episodes: u32,
+    pub steps: u32,
+    pub wins: u32,
+    /// Most steps any probe episode took.
+    pub max_episode_turns: u32,
+    /// Distinct actions that won a probe episode (capped).
+    pub winning_actions: Vec<String>,
+}
+
+/// The outcome for one candidate.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Verdict {
+    pub stage: Stage,
+    pub status: Status,
+    pub error: String,
+    pub validity: f64,
+    pub class_name: Option<String>,
+    pub probe: ProbeStats,
+}
+
+impl Verdict {
+    pub fn passed(&self) -> bool {
+        self.stage == Stage::Passed
+    }
+    fn fail(stage: Stage, status: Status, error: impl Into<String>) -> Verdict {
+        Verdict {
+            stage,
+            status,
+            error: one_line(&error.into()),
+            validity: stage.validity(),
+            class_name: None,
+            probe: ProbeStats::default(),
+        }
+    }
+    /// Turn a passed verdict into a duplicate reject.
+    pub fn duplicate(&mut self, why: String) {
+        self.stage = Stage::Duplicate;
+        self.status = Status::Ok;
+        self.error = why;
+        self.validity = Stage::Duplicate.validity();
+    }
+}
+
+fn one_line(s: &str) -> String {
+    let s = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if s.chars().count() > 500 {
+        let cut: String = s.chars().take(500).collect();
+        format!("{cut}…")
+    } else {
+        s
+    }
+}
+
+fn stage_of(e: &CallError) -> Stage {
+    match e.phase.as_deref() {
+        Some("syntax") => Stage::Syntax,
+        Some("load") | Some("init") => Stage::Load,
+        Some("interface") => Stage::Interface,
+        _ => match e.status {
+            Status::InvalidResult
+                if e.message.contains("reward") && (e.message.contains("finite") || e.message.contains("outside")) =>
+            {
+                Stage::Range
+            }
+            Status::InvalidResult => Stage::Interface,
+            _ => Stage::Probe,
+        },
+    }
+}
+
+fn from_error(e: &CallError, what: &str) -> Verdict {
+    let mut msg = format!("{what}: {}", e.message);
+    if let Some(tb) = &e.traceback {
+        // the last traceback line that points into the environment's code
+        if let Some(line) = tb.lines().rfind(|l| l.contains("File \"<env>\"")) {
+            msg.push_str(&format!(" ({})", line.trim()));
+        }
+    }
+    Verdict::fail(stage_of(e), e.status, msg)
+}
+
+/// The probe actions for a setting, given the first observation and info.
+pub fn battery(setting: Setting, observation: &str, info: &Value) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let push = |s: String, out: &mut Vec<String>| {
+        if !out.contains(&s) {
+            out.push(s);
+        }
+    };
+    match setting {
+        Setting::Games => {
+            for a in ["0", "1", "2", "3", "5", "7", "10", "42", "-1", "yes", "no", "A", "B", "C", "true", "test"] {
+                push(format!("\\boxed{{{a}}}"), &mut out);
+            }
+            for w in harvest(observation, 16) {
+                push(format!("\\boxed{{{w}}}"), &mut out);
+            }
+            for g in ["", "hello", "\\boxed{}", "{\"name\": \"noop\", \"arguments\": {}}", "\\boxed{\\boxed{1}}"] {
+                push(g.to_string(), &mut out);
+            }
+        }
+        Setting::ToolUse => {
+            let mut names: BTreeSet<String> = BTreeSet::new();
+            let text = format!("{observation}\n{info}");
+            tool_names(&text, &mut names);
+            for n in names.iter().take(12) {
+                push(serde_json::json!({"name": n, "arguments": {}}).to_string(), &mut out);
+            }
+            for g in [
+                "{\"name\": \"no_such_tool\", \"arguments\": {}}",
+                "{\"name\": 3}",
+                "{}",
+                "[]",
+                "not json",
+                "",
+                "{\"name\": \"x\", \"arguments\": \"oops\"}",
+                "\\boxed{1}",
+                "<answer>done</answer>",
+            ] {
+                push(g.to_string(), &mut out);
+            }
+        }
+    }
+    out
+}
+
+/// Numbers and short words from an observation, in order of appearance.
+fn harvest(text: &str, cap: usize) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    let flush = |cur: &mut String, out: &mut Vec<String>| {
+        let w = cur.trim_matches(|c: char| c == '.' || c == '-').to_string();
+        if !w.is_empty() && w.len() <= 12 && !out.contains(&w) {
+            out.push(w);
+        }
+        cur.clear();
+    };
+    for c in text.chars() {
+        if c.is_alphanumeric() || c == '.' || c == '-' || c == '_' {
+            cur.push(c);
+        } else {
+            flush(&mut cur, &mut out);
+        }
+        if out.len() >= cap {
+            break;
+        }
+    }
+    flush(&mut cur, &mut out);
+    out.truncate(cap);
+    out
+}
+
+/// Tool names: `"name": "x"` pairs and identifiers with an underscore, as tool names usually are.
+fn tool_names(text: &str, out: &mut BTreeSet<String>) {
+    let mut rest = text;
+    while let Some(i) = rest.find("\"name\"") {
+        rest = &rest[i + 6..];
+        let r = rest.trim_start_matches([' ', ':']);
+        if let Some(r) = r.strip_prefix('"') {
+            if let Some(end) = r.find('"') {
+                let n = &r[..end];
+                if !n.is_empty() && n.len() <= 64 {
+                    out.insert(n.to_string());
+                }
+            }
+        }
+    }
+    for w in text.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+        if w.contains('_') && w.len() <= 48 && w.chars().next().is_some_and(|c| c.is_alphabetic()) {
+            out.insert(w.to_string());
+        }
+    }
+}
+
+fn success(info: &Value, terminated: bool, ret: f64) -> bool {
+    match info.get("success").and_then(Value::as_bool) {
+        Some(s) => s,
+        None => terminated && ret.clamp(0.0, 1.0) >= 0.5,
+    }
+}
+
+struct Played {
+    transcript: Vec<String>,
+    stats: ProbeStats,
+}
+
+/// Play probe episodes `0..episodes` (episode i: seed `seeds[i % n]`, actions from `i` on).
+fn play(
+    ep: &mut Episode,
+    actions: &[String],
+    episodes: usize,
+    cfg: &CheckConfig,
+) -> Result<Played, Verdict> {
+    let mut transcript = Vec::new();
+    let mut stats = ProbeStats::default();
+    let n = actions.len();
+    for i in 0..episodes {
+        let seed = cfg.seeds[i % cfg.seeds.len()];
+        let r = ep.reset(seed).map_err(|e| from_error(&e, &format!("reset(seed={seed})")))?;
+        if r.observation.trim().is_empty() {
+            return Err(Verdict::fail(Stage::Interface, Status::InvalidResult, "reset() returned an empty observation"));
+        }
+        transcript.push(serde_json::to_string(&r).unwrap_or_default());
+        stats.episodes += 1;
+        let mut ret = 0.0;
+        let mut ended = false;
+        for t in 0..cfg.max_turns as usize {
+            let a = &actions[(i + t) % n];
+            let s = ep.step(a).map_err(|e| from_error(&e, &format!("step({a:?}) in probe episode {i}")))?;
+            stats.steps += 1;
+            ret += s.reward;
+            transcript.push(serde_json::to_string(&s).unwrap_or_default());
+            if s.terminated || s.truncated {
+                stats.max_episode_turns = stats.max_episode_turns.max(t as u32 + 1);
+                if success(&s.info, s.terminated, ret) {
+                    stats.wins += 1;
+                    if stats.winning_actions.len() < 32 && !stats.winning_actions.contains(a) {
+                        stats.winning_actions.push(a.clone());
+                    }
+                }
+                ended = true;
+                break;
+            }
+        }
+        if !ended {
+            return Err(Verdict::fail(
+                Stage::Termination,
+                Status::Ok,
+                format!(
+                    "probe episode {i} (seed {seed}, first action {:?}) did not end within {} turns",
+                    actions[i % n],
+                    cfg.max_turns
+                ),
+            ));
+        }
+    }
+    Ok(Played { transcript, stats })
+}
+
+fn contains_token(hay: &str, needle: &str) -> bool {
+    if needle.is_empty() {
+        return false;
+    }
+    let is_word = |c: char| c.is_alphanumeric() || c == '_';
+    let mut start = 0;
+    while let Some(i) = hay[start..].find(needle) {
+        let at = start + i;
+        let before = hay[..at].chars().next_back();
+        let after = hay[at + needle.len()..].chars().next();
+        let edge_ok = |c: Option<char>, n: Option<char>| match (c, n) {
+            (Some(c), Some(n)) => !(is_word(c) && is_word(n)),
+            _ => true,
+        };
+        if edge_ok(before, needle.chars().next()) && edge_ok(after, needle.chars().next_back()) {
+            return true;
+        }
+        start = at + needle.len().max(1);
+        if start >= hay.len() {
+            break;
+        }
+    }
+    false
+}
+
+/// Whether a winning answer is specific enough that a hint naming it (as a whole word) gives it
+/// away: numbers of two or more digits, or words of three or more letters that are not generic
+/// (`true`, `yes`, `left`, …). Single digits and letters occur in hints for other reasons.
+fn specific(inner: &str) -> bool {
+    const GENERIC: &[&str] = &[
+        "yes", "no", "true", "false", "test", "none", "done", "left", "right", "up", "down", "and", "or", "not",
+        "the", "all", "any", "one", "two", "three", "zero",
+    ];
+    if inner.parse::<f64>().is_ok() {
+        return inner.trim_start_matches(['-', '+']).chars().filter(|c| c.is_ascii_digit()).count() >= 2;
+    }
+    inner.chars().count() >= 3 && !GENERIC.contains(&inner.to_ascii_lowercase().as_str())
+}
+
+fn boxed_inner(a: &str) -> Option<&str> {
+    let s = a.strip_prefix("\\boxed{")?.strip_suffix('}')?;
+    Some(s.trim())
+}
+
+/// Whether the hint gives the answer away: it wins when sent as the action (as is, and boxed
+/// in the games setting), or contains a winning probe action verbatim.
+fn hint_leak(ep: &mut Episode, hint: &str, setting: Setting, stats: &ProbeStats, cfg: &CheckConfig) -> Result<Option<String>, Verdict> {
+    let hint_t = hint.trim();
+    if hint_t.is_empty() {
+        return Ok(None);
+    }
+    for a in &stats.winning_actions {
+        if hint.contains(a.as_str()) {
+            return Ok(Some(format!("the hint contains the winning action {a:?}")));
+        }
+        if let Some(inner) = boxed_inner(a).filter(|i| specific(i)) {
+            if contains_token(hint, inner) {
+                return Ok(Some(format!("the hint contains {inner:?}, which wins as {a:?}")));
+            }
+        }
+    }
+    let mut tries = vec![hint_t.to_string()];
+    if setting == Setting::Games && !hint_t.contains("\\boxed{") {
+        tries.push(format!("\\boxed{{{hint_t}}}"));
+    }
+    for seed in cfg.seeds.iter().take(2) {
+        for a in &tries {
+            ep.reset(*seed).map_err(|e| from_error(&e, "reset for the hint check"))?;
+            let s = ep.step(a).map_err(|e| from_error(&e, "step(hint)"))?;
+            if success(&s.info, s.terminated, s.reward) {
+                return Ok(Some(format!("the hint wins when sent as the action (seed {seed})")));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// Run every check on one candidate. An infrastructure error is retried once.
+pub fn check(sb: &Sandbox, c: &Candidate, cfg: &CheckConfig) -> Verdict {
+    let v = check_once(sb, c, cfg);
+    if v.status == Status::InfraError {
+        tracing::warn!("infrastructure error, retrying once: {}", v.error);
+        return check_once(sb, c, cfg);
+    }
+    v
+}
+
+fn check_once(sb: &Sandbox, c: &Candidate, cfg: &CheckConfig) -> Verdict {
+    let code = match &c.code {
+        Some(code) if !code.trim().is_empty() => code,
+        _ => return Verdict::fail(Stage::Parse, Status::InvalidResult, "no code"),
+    };
+    let mut a = match sb.start() {
+        Ok(ep) => ep,
+        Err(e) => return Verdict::fail(Stage::Load, e.status, e.to_string()),
+    };
+    let info = match a.load(code, Some(cfg.max_turns)) {
+        Ok(i) => i,
+        Err(e) => return from_error(&e, "load"),
+    };
+    // first reset decides the battery
+    let first = match a.reset(cfg.seeds[0]) {
+        Ok(r) => r,
+        Err(e) => {
+            let mut v = from_error(&e, &format!("reset(seed={})", cfg.seeds[0]));
+            v.class_name = Some(info.class_name);
+            return v;
+        }
+    };
+    let actions = battery(c.setting, &first.observation, &first.info);
+    let played = match play(&mut a, &actions, actions.len(), cfg) {
+        Ok(p) => p,
+        Err(mut v) => {
+            v.class_name = Some(info.class_name);
+            return v;
+        }
+    };
+    let mut verdict = Verdict {
+        stage: Stage::Passed,
+        status: Status::Ok,
+        error: String::new(),
+        validity: 1.0,
+        class_name: Some(info.class_name.clone()),
+        probe: played.stats.clone(),
+    };
+    // determinism: replay the first episodes in a separate fork
+    let k = cfg.replay_episodes.min(actions.len());
+    let replay = sb.start().and_then(|mut b| {
+        b.load(code, Some(cfg.max_turns))?;
+        // the first reset above happened before the battery: replay it too
+        b.reset(cfg.seeds[0])?;
+        Ok(play(&mut b, &actions, k, cfg))
+    });
+    match replay {
+        Ok(Ok(p)) => {
+            let n = p.transcript.len();
+            if played.transcript[..n.min(played.transcript.len())] != p.transcript[..] {
+                let at = played.transcript.iter().zip(&p.transcript).position(|(x, y)| x != y).unwrap_or(0);
+                let mut v = Verdict::fail(
+                    Stage::Determinism,
+                    Status::Ok,
+                    format!("same seeds and actions gave a different transcript in a separate fork (call {at})"),
+                );
+                v.class_name = verdict.class_name.clone();
+                v.probe = verdict.probe.clone();
+                return v;
+            }
+        }
+        Ok(Err(v)) => {
+            let mut v2 = Verdict::fail(Stage::Determinism, v.status, format!("replay in a separate fork failed: {}", v.error));
+            v2.class_name = verdict.class_name.clone();
+            return v2;
+        }
+        Err(e) => {
+            let mut v = Verdict::fail(Stage::Determinism, e.status, format!("replay in a separate fork failed: {e}"));
+            v.class_name = verdict.class_name.clone();
+            return v;
+        }
+    }
+    if let Some(hint) = &c.hint {
+        match hint_leak(&mut a, hint, c.setting, &verdict.probe, cfg) {
+            Ok(None) => {}
+            Ok(Some(why)) => {
+                let mut v = Verdict::fail(Stage::HintLeak, Status::Ok, why);
+                v.class_name = verdict.class_name.clone();
+                v.probe = verdict.probe.clone();
+                return v;
+            }
+            Err(mut v) => {
+                v.error = format!("during the hint check: {}", v.error);
+                v.validity = Stage::HintLeak.validity().min(v.validity);
+                v.class_name = verdict.class_name.clone();
+                return v;
+            }
+        }
+    }
+    a.close();
+    verdict.validity = 1.0;
+    verdict
+}
+
+/// The line without a trailing `#` comment (quotes tracked roughly).
+fn strip_comment(line: &str) -> &str {
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for (i, c) in line.char_indices() {
+        match quote {
+            Some(q) => {
+                if escaped {
+                    escaped = false;
+                } else if c == '\\' {
+                    escaped = true;
+                } else if c == q {
+                    quote = None;
+                }
+            }
+            None if c == '"' || c == '\'' => quote = Some(c),
+            None if c == '#' => return &line[..i],
+            None => {}
+        }
+    }
+    line
+}
+
+/// Normalised-token shingles of a code text (comments dropped, whitespace ignored).
+pub fn shingles(code: &str) -> HashSet<u64> {
+    let mut tokens: Vec<&str> = Vec::new();
+    for line in code.lines() {
+        let line = strip_comment(line);
+        let mut start: Option<usize> = None;
+        for (i, ch) in line.char_indices() {
+            let word = ch.is_alphanumeric() || ch == '_';
+            match (word, start) {
+                (true, None) => start = Some(i),
+                (true, Some(_)) => {}
+                (false, s) => {
+                    if let Some(s) = s {
+                        tokens.push(&line[s..i]);
+                        start = None;
+                    }
+                    if !ch.is_whitespace() {
+                        tokens.push(&line[i..i + ch.len_utf8()]);
+                    }
+                }
+            }
+        }
+        if let Some(s) = start {
+            tokens.push(&line[s..]);
+        }
+    }
+    let mut out = HashSet::new();
+    if tokens.len() < SHINGLE {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        tokens.hash(&mut h);
+        out.insert(h.finish());
+        return out;
+    }
+    for w in tokens.windows(SHINGLE) {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        w.hash(&mut h);
+        out.insert(h.finish());
+    }
+    out
+}
+
+/// Jaccard similarity of two shingle sets.
+pub fn jaccard(a: &HashSet<u64>, b: &HashSet<u64>) -> f64 {
+    jaccard_exact(a, b)
+}
+
+fn jaccard_exact(a: &HashSet<u64>, b: &HashSet<u64>) -> f64 {
+    let inter = a.intersection(b).count();
+    let union = a.len() + b.len() - inter;
+    if union == 0 {
+        1.0
+    } else {
+        inter as f64 / union as f64
+    }
+}
+
+/// Mark duplicates among passed verdicts, in input order (first occurrence kept): the same
+/// `env_id` (exact), or shingle Jaccard ≥ [`NEAR_DUP_JACCARD`] with a kept one (near).
+/// `labels[i]` names row i in the reason (candidate id or file name).
+pub fn mark_duplicates(codes: &[Option<&str>], verdicts: &mut [Verdict], labels: &[String]) {
+    let mut kept: Vec<(usize, String, HashSet<u64>)> = Vec::new();
+    for i in 0..verdicts.len() {
+        if !verdicts[i].passed() {
+            continue;
+        }
+        let Some(code) = codes[i] else { continue };
+        let id = env_id(code);
+        if let Some((j, _, _)) = kept.iter().find(|(_, k, _)| *k == id) {
+            verdicts[i].duplicate(format!("exact duplicate of {} (env_id {id})", labels[*j]));
+            continue;
+        }
+        let sh = shingles(code);
+        let near = kept
+            .iter()
+            .map(|(j, _, s)| (*j, jaccard_exact(&sh, s)))
+            .filter(|(_, s)| *s >= NEAR_DUP_JACCARD)
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        if let Some((j, s)) = near {
+            verdicts[i].duplicate(format!("near duplicate of {} (token-shingle Jaccard {s:.3} ≥ {NEAR_DUP_JACCARD})", labels[j]));
+            continue;
+        }
+        kept.push((i, id, sh));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn env_id_is_16_hex() {
+        let id = env_id("x = 1\n");
+        assert_eq!(id.len(), 16);
+        assert_eq!(id, env_id("x = 1\n"));
+        assert_ne!(id, env_id("x = 2\n"));
+    }
+
+    #[test]
+    fn shingles_ignore_comments_and_spacing() {
+        let a = shingles("def f(x):\n    return x + 1  # add\n");
+        let b = shingles("# header\ndef f( x ):\n  return x+1\n");
+        assert_eq!(jaccard_exact(&a, &b), 1.0);
+    }
+
+    #[test]
+    fn token_match_respects_word_edges() {
+        assert!(contains_token("the answer is 42.", "42"));
+        assert!(!contains_token("try 142 first", "42"));
+        assert!(contains_token("pick apple", "apple"));
+        assert!(!contains_token("pineapples", "apple"));
+    }
+
+    #[test]
+    fn battery_speaks_the_setting() {
+        let g = battery(Setting::Games, "Pick 12 or 30", &Value::Null);
+        assert!(g.iter().any(|a| a == "\\boxed{12}"));
+        let t = battery(Setting::ToolUse, "Tools: [{\"name\": \"get_balance\"}]", &Value::Null);
+        assert!(t[0].contains("get_balance"), "{t:?}");
+    }
+}

@@ -1,0 +1,79 @@
+//! The worker process: a fork server with CPython initialised (embedded with pyo3).
+//!
+//! Started by [`crate::Sandbox`] as `spade-sandbox-worker --ctrl-fd N --scratch-root DIR
+//! [--netns auto|off]`; it never holds a model or an output file. The fork-server loop and
+//! the per-job episode server are Python (`driver.py`, embedded); the hardening is Rust
+//! ([`crate::harden`]), handed to the driver as a function.
+
+use std::ffi::CString;
+
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+
+use crate::harden::{self, ChildConfig};
+
+const DRIVER: &str = include_str!("driver.py");
+
+#[pyfunction]
+fn spade_harden(cfg: &str) -> PyResult<String> {
+    let cfg: ChildConfig =
+        serde_json::from_str(cfg).map_err(|e| PyRuntimeError::new_err(format!("bad child config: {e}")))?;
+    let report = harden::apply(&cfg).map_err(PyRuntimeError::new_err)?;
+    Ok(serde_json::to_string(&report).unwrap_or_default())
+}
+
+/// Entry point of the worker binary; returns the exit code.
+pub fn main() -> i32 {
+    let args: Vec<String> = std::env::args().collect();
+    let mut ctrl_fd: Option<i32> = None;
+    let mut scratch_root: Option<String> = None;
+    let mut netns = "auto".to_string();
+    let mut i = 1;
+    while i < args.len() {
+        let val = args.get(i + 1).cloned();
+        match args[i].as_str() {
+            "--ctrl-fd" => ctrl_fd = val.and_then(|v| v.parse().ok()),
+            "--scratch-root" => scratch_root = val,
+            "--netns" => netns = val.unwrap_or_default(),
+            "--version" => {
+                println!("spade-sandbox-worker {}", env!("CARGO_PKG_VERSION"));
+                return 0;
+            }
+            other => {
+                eprintln!("spade-sandbox-worker: unknown argument {other} (this program is started by spade stages)");
+                return 2;
+            }
+        }
+        i += 2;
+    }
+    let (Some(ctrl_fd), Some(scratch_root)) = (ctrl_fd, scratch_root) else {
+        eprintln!("spade-sandbox-worker: needs --ctrl-fd and --scratch-root (it is started by spade stages)");
+        return 2;
+    };
+    let netns = if netns == "off" { "off".to_string() } else { harden::enter_netns() };
+    let hello = serde_json::json!({
+        "scratch_root": scratch_root,
+        "layers": {
+            "seccomp": harden::seccomp_available(),
+            "landlock_abi": harden::landlock_abi(),
+            "netns": netns,
+            "rlimits": true,
+        },
+        "worker_pid": std::process::id(),
+    });
+    Python::initialize();
+    let res: PyResult<()> = Python::attach(|py| {
+        let code = CString::new(DRIVER).expect("driver has no NUL");
+        let module = PyModule::from_code(py, &code, c"spade_driver.py", c"spade_driver")?;
+        let harden_fn = wrap_pyfunction!(spade_harden, py)?;
+        module.getattr("worker_main")?.call1((ctrl_fd, harden_fn, hello.to_string()))?;
+        Ok(())
+    });
+    match res {
+        Ok(()) => 0,
+        Err(e) => {
+            Python::attach(|py| e.print(py));
+            1
+        }
+    }
+}

@@ -1,0 +1,12 @@
+# expect: crashed
+# phase: step
+import os
+
+class AdvEnv:
+    def reset(self, seed=None):
+        pass
+        return "ready", {}
+
+    def step(self, action):
+        os.closerange(3, 1024)
+        return "ok", 0.0, False, False, {}

@@ -1,0 +1,4 @@
+# expect: invalid_result
+# phase: interface
+def reset(seed=None):
+    return "x", {}

@@ -1,0 +1,13 @@
+# expect: exception
+# phase: reset
+# landlock-off: ok
+
+class AdvEnv:
+    def reset(self, seed=None):
+        self.data = open('{{SECRET}}').read()
+        return self.data, {}
+        return "ready", {}
+
+    def step(self, action):
+        pass
+        return "ok", 0.0, False, False, {}

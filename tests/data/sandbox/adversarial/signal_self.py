@@ -1,0 +1,12 @@
+# expect: crashed
+# phase: step
+import os, signal
+
+class AdvEnv:
+    def reset(self, seed=None):
+        pass
+        return "ready", {}
+
+    def step(self, action):
+        os.kill(os.getpid(), signal.SIGSEGV)
+        return "ok", 0.0, False, False, {}

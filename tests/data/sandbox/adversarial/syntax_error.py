@@ -1,0 +1,5 @@
+# expect: exception
+# phase: syntax
+class AdvEnv:
+    def reset(self, seed=None)
+        return "x", {}

@@ -1,0 +1,207 @@
+//! `spade-validate`: every row lands in exactly one output; the checks (hint leak, determinism,
+//! duplicates, reward range, termination, interface); folder pools; errors.
+
+use std::path::Path;
+
+use crate::util::*;
+
+fn fixture(name: &str) -> String {
+    std::fs::read_to_string(root().join("tests/data/sandbox").join(name)).unwrap()
+}
+
+/// Run validate on a JSONL candidates file; returns (envs, rejects).
+fn validate(dir: &Path, rows: &[serde_json::Value], extra: &[&str]) -> (Vec<serde_json::Value>, Vec<serde_json::Value>) {
+    let input = dir.join("candidates.jsonl");
+    write_jsonl(&input, rows);
+    let (envs, rej) = (dir.join("envs.jsonl"), dir.join("rejects.jsonl"));
+    stage("spade-validate")
+        .arg(&input)
+        .arg("-o")
+        .arg(&envs)
+        .arg("--rejects")
+        .arg(&rej)
+        .args(["--jobs", "2", "--call-timeout", "2", "--load-timeout", "4"])
+        .args(extra)
+        .assert()
+        .success();
+    (read_jsonl(&envs), read_jsonl(&rej))
+}
+
+fn by_id<'a>(rows: &'a [serde_json::Value], id: &str) -> Option<&'a serde_json::Value> {
+    rows.iter().find(|r| r["candidate_id"] == id)
+}
+
+fn cand(id: &str, code: &str, hint: &str) -> serde_json::Value {
+    serde_json::json!({"candidate_id": id, "code": code, "hint": hint, "skill": "test", "setting": "games", "round": 3})
+}
+
+#[test]
+fn every_row_lands_in_exactly_one_output_with_the_right_reason() {
+    let d = tmp();
+    let counter = fixture("clean/counter.py");
+    let near = counter.replace("Guess the next number in a seeded arithmetic sequence.", "Next number, please.")
+        .replace("# hint: Count upwards from the start value.", "# hint: something else");
+    let rows = vec![
+        cand("ok", &counter, "Look at the gaps between numbers."),
+        cand("exact-dup", &counter, "another hint"),
+        cand("near-dup", &near, "Look at the gaps."),
+        cand("wordle", &fixture("clean/wordle.py"), "Use the feedback."),
+        serde_json::json!({"candidate_id": "tool", "code": fixture("clean/toolcall.py"), "hint": "Check first.", "setting": "tool-use"}),
+        cand("leak-word", &fixture("validate/pick_fruit.py"), "It is the pineapple, obviously."),
+        cand("leak-action", &fixture("validate/secret_code.py"), "\\boxed{7391}"),
+        cand("no-leak", &fixture("validate/secret_code.py").replace("class SecretCodeEnv", "class SafeCodeEnv"), "Digits are distinct."),
+        cand("nondet", &fixture("validate/nondeterministic.py"), ""),
+        cand("endless", &fixture("validate/endless.py"), ""),
+        cand("two", &fixture("validate/two_classes.py"), ""),
+        cand("syntax", "class E:\n  def reset(self\n", ""),
+        serde_json::json!({"candidate_id": "empty", "code": null, "hint": "x"}),
+        cand("busy", "class BusyEnv:\n def reset(self, seed=None):\n  while True: pass\n def step(self, a):\n  return 'x', 0.0, True, False, {}\n", ""),
+        cand("nan", &fixture("adversarial/nan_reward.py"), ""),
+        serde_json::json!({"candidate_id": "final", "code": "this is not python", "final_code": fixture("validate/reference_style.py"), "hint": null}),
+    ];
+    let (envs, rej) = validate(d.path(), &rows, &[]);
+    assert_eq!(envs.len() + rej.len(), rows.len(), "envs {envs:#?}\nrejects {rej:#?}");
+    for r in &rows {
+        let id = r["candidate_id"].as_str().unwrap();
+        let n = envs.iter().chain(&rej).filter(|x| x["candidate_id"] == id).count();
+        assert_eq!(n, 1, "{id} appears {n} times");
+    }
+    let stage_of = |id: &str| {
+        let r = by_id(&rej, id).unwrap_or_else(|| panic!("{id} not rejected; rejects: {rej:#?}"));
+        (r["stage"].as_str().unwrap().to_string(), r["error"].as_str().unwrap().to_string())
+    };
+    for id in ["ok", "wordle", "tool", "no-leak", "final"] {
+        assert!(by_id(&envs, id).is_some(), "{id} should pass: {:?}", by_id(&rej, id));
+    }
+    assert_eq!(stage_of("exact-dup").0, "duplicate");
+    assert!(stage_of("exact-dup").1.contains("exact duplicate of ok"), "{}", stage_of("exact-dup").1);
+    assert_eq!(stage_of("near-dup").0, "duplicate");
+    assert!(stage_of("near-dup").1.contains("near duplicate of ok"), "{}", stage_of("near-dup").1);
+    assert_eq!(stage_of("leak-word").0, "hint-leak");
+    assert_eq!(stage_of("leak-action").0, "hint-leak");
+    assert_eq!(stage_of("nondet").0, "determinism");
+    assert_eq!(stage_of("endless").0, "termination");
+    assert_eq!(stage_of("two").0, "interface");
+    assert_eq!(stage_of("syntax").0, "syntax");
+    assert_eq!(stage_of("empty").0, "parse");
+    assert_eq!(stage_of("busy").0, "probe");
+    assert_eq!(by_id(&rej, "busy").unwrap()["status"], "timeout");
+    assert_eq!(stage_of("nan").0, "range");
+    // validity grows with the stage reached
+    let v = |id: &str| by_id(&rej, id).unwrap()["validity"].as_f64().unwrap();
+    assert!(v("empty") < v("syntax") && v("syntax") < v("two") && v("two") < v("busy"));
+    assert!(v("busy") < v("endless") && v("endless") < v("nondet") && v("nondet") < v("leak-word"));
+    assert!(rej.iter().all(|r| (0.0..1.0).contains(&r["validity"].as_f64().unwrap())));
+    // carried columns, env_id of the code that was run, final_code preferred
+    let ok = by_id(&envs, "ok").unwrap();
+    assert_eq!(ok["round"], 3);
+    assert_eq!(ok["env_id"].as_str().unwrap().len(), 16);
+    assert_eq!(ok["class_name"], "CounterEnv");
+    let fin = by_id(&envs, "final").unwrap();
+    assert_eq!(fin["class_name"], "HiddenSumEnv");
+    assert_eq!(fin["final_code"], fin["code"]);
+    assert_eq!(by_id(&rej, "syntax").unwrap()["skill"], "test");
+    assert!(by_id(&rej, "empty").unwrap().get("env_id").is_none_or(|v| v.is_null()));
+}
+
+#[test]
+fn reward_range_flag_is_honoured() {
+    let d = tmp();
+    let rows = vec![cand("big", &fixture("validate/big_reward.py"), "")];
+    let (envs, rej) = validate(d.path(), &rows, &[]);
+    assert_eq!((envs.len(), rej.len()), (1, 0), "5.0 is inside the default [-10, 10]");
+    let (envs, rej) = validate(d.path(), &rows, &["--reward-range", "0,1"]);
+    assert_eq!((envs.len(), rej.len()), (0, 1));
+    assert_eq!(rej[0]["stage"], "range");
+    assert!(rej[0]["error"].as_str().unwrap().contains("outside [0, 1]"), "{}", rej[0]["error"]);
+}
+
+#[test]
+fn reference_style_env_validates_unchanged() {
+    let d = tmp();
+    let rows = vec![cand("ref", &fixture("validate/reference_style.py"), "Carry the tens.")];
+    let (envs, rej) = validate(d.path(), &rows, &[]);
+    assert_eq!(envs.len(), 1, "{rej:#?}");
+    assert_eq!(envs[0]["class_name"], "HiddenSumEnv");
+}
+
+#[test]
+fn folder_of_seed_envs_validates() {
+    let d = tmp();
+    let seeds = root().join("data/seed-envs");
+    let has_seeds = seeds.is_dir()
+        && std::fs::read_dir(&seeds).unwrap().flatten().any(|e| e.path().extension().is_some_and(|x| x == "py"));
+    let folder = if has_seeds { seeds } else { root().join("tests/data/sandbox/clean") };
+    let n = std::fs::read_dir(&folder).unwrap().flatten().filter(|e| e.path().extension().is_some_and(|x| x == "py")).count();
+    let (envs, rej) = (d.path().join("envs.parquet"), d.path().join("rejects.jsonl"));
+    stage("spade-validate").arg(&folder).arg("-o").arg(&envs).arg("--rejects").arg(&rej).args(["--jobs", "2"]).assert().success();
+    let rejects = read_jsonl(&rej);
+    assert!(rejects.is_empty(), "seed environments rejected: {rejects:#?}");
+    // read the Parquet output back
+    let f = std::fs::File::open(&envs).unwrap();
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f).unwrap().build().unwrap();
+    let rows: usize = reader.map(|b| b.unwrap().num_rows()).sum();
+    assert_eq!(rows, n);
+    // skill, setting and hint come from the header comments
+    let (envs_j, _) = {
+        let e = d.path().join("e.jsonl");
+        stage("spade-validate").arg(&folder).arg("-o").arg(&e).arg("--rejects").arg(&rej).assert().success();
+        (read_jsonl(&e), ())
+    };
+    for e in &envs_j {
+        assert!(e["skill"].is_string() && e["hint"].is_string(), "{e}");
+        assert!(e["setting"] == "games" || e["setting"] == "tool-use");
+        assert!(e["source"].as_str().unwrap().ends_with(".py"));
+    }
+}
+
+#[test]
+fn all_rejected_and_empty_input_are_normal_outcomes() {
+    let d = tmp();
+    let (envs, rej) = validate(d.path(), &[cand("x", "def f(:\n", "")], &[]);
+    assert_eq!((envs.len(), rej.len()), (0, 1));
+    let (envs, rej) = validate(d.path(), &[], &[]);
+    assert_eq!((envs.len(), rej.len()), (0, 0));
+    // an empty Parquet output still has the full schema
+    let input = d.path().join("none.jsonl");
+    std::fs::write(&input, "").unwrap();
+    let out = d.path().join("envs.parquet");
+    stage("spade-validate").arg(&input).arg("-o").arg(&out).arg("--rejects").arg(d.path().join("r.parquet")).assert().success();
+    let f = std::fs::File::open(&out).unwrap();
+    let b = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f).unwrap();
+    for c in ["env_id", "code", "hint", "skill", "setting", "candidate_id"] {
+        assert!(b.schema().field_with_name(c).is_ok(), "{c} missing from the empty envs table");
+    }
+}
+
+#[test]
+fn bad_input_is_a_one_line_error_naming_the_file() {
+    let d = tmp();
+    let no_code = d.path().join("nocode.jsonl");
+    write_jsonl(&no_code, &[serde_json::json!({"hint": "x"})]);
+    let broken = d.path().join("broken.jsonl");
+    std::fs::write(&broken, "{\"code\": \"x\"\nnot json\n").unwrap();
+    let missing = d.path().join("missing.parquet");
+    for (input, extra) in [(&no_code, vec![]), (&broken, vec![]), (&missing, vec![]), (&no_code, vec!["--reward-range", "1,0"])] {
+        let out = stage("spade-validate")
+            .arg(input)
+            .arg("-o")
+            .arg(d.path().join("e.jsonl"))
+            .arg("--rejects")
+            .arg(d.path().join("r.jsonl"))
+            .args(&extra)
+            .assert()
+            .code(2)
+            .get_output()
+            .clone();
+        let err = String::from_utf8_lossy(&out.stderr);
+        let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error")).collect();
+        assert_eq!(lines.len(), 1, "{err}");
+        if extra.is_empty() {
+            assert!(lines[0].contains(input.file_name().unwrap().to_str().unwrap()), "{err}");
+        } else {
+            assert!(lines[0].contains("--reward-range"), "{err}");
+        }
+    }
+    assert!(!d.path().join("e.jsonl").exists(), "no output on error");
+}
