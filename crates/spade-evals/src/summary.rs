@@ -1,0 +1,137 @@
+//! Summaries per suite and per family: avg@k (mean score), pass@k (share of items with a
+//! sample scoring 1), scoring failures.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+/// One scored row, as summaries need it.
+#[derive(Clone, Debug)]
+pub struct Scored<'a> {
+    pub suite: &'a str,
+    pub family: &'a str,
+    /// Stable item key, unique across suites and tasks.
+    pub item: &'a str,
+    pub score: f64,
+    pub ok: bool,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct SummaryRow {
+    /// `suite` or `family` rows.
+    pub level: String,
+    pub name: String,
+    pub items: usize,
+    pub samples: usize,
+    /// Mean score over all samples (avg@k).
+    pub mean: f64,
+    /// Share of items with at least one sample scoring 1.0 (pass@k, k = samples per item).
+    pub pass_at_k: f64,
+    /// Samples whose scoring failed (status not `ok`), scored 0.
+    pub errors: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    pub k: usize,
+    pub rows: Vec<SummaryRow>,
+}
+
+#[derive(Default)]
+struct Acc {
+    sum: f64,
+    samples: usize,
+    errors: usize,
+    best: BTreeMap<String, f64>,
+}
+
+/// Summarise per suite (in first-seen order) and per family.
+pub fn summarize(rows: &[Scored], k: usize, note: impl Fn(&str) -> Option<&'static str>) -> Summary {
+    let mut order: Vec<(String, String)> = Vec::new();
+    let mut accs: BTreeMap<(String, String), Acc> = BTreeMap::new();
+    for r in rows {
+        for key in [("suite".to_string(), r.suite.to_string()), ("family".to_string(), r.family.to_string())] {
+            if !accs.contains_key(&key) {
+                order.push(key.clone());
+            }
+            let a = accs.entry(key).or_default();
+            a.sum += r.score;
+            a.samples += 1;
+            a.errors += usize::from(!r.ok);
+            let b = a.best.entry(r.item.to_string()).or_insert(0.0);
+            *b = b.max(r.score);
+        }
+    }
+    order.sort_by_key(|(level, _)| level != "suite");
+    let rows = order
+        .into_iter()
+        .map(|key| {
+            let a = &accs[&key];
+            let items = a.best.len();
+            SummaryRow {
+                note: if key.0 == "suite" { note(&key.1).map(str::to_string) } else { None },
+                level: key.0,
+                name: key.1,
+                items,
+                samples: a.samples,
+                mean: if a.samples > 0 { a.sum / a.samples as f64 } else { 0.0 },
+                pass_at_k: if items > 0 { a.best.values().filter(|&&s| s >= 1.0).count() as f64 / items as f64 } else { 0.0 },
+                errors: a.errors,
+            }
+        })
+        .collect();
+    Summary { k, rows }
+}
+
+impl Summary {
+    /// A plain-text table.
+    pub fn table(&self) -> String {
+        let mut s = format!(
+            "{:<7} {:<14} {:>6} {:>8} {:>8} {:>8} {:>7}\n",
+            "level",
+            "name",
+            "items",
+            "samples",
+            format!("avg@{}", self.k),
+            format!("pass@{}", self.k),
+            "errors"
+        );
+        for r in &self.rows {
+            s.push_str(&format!(
+                "{:<7} {:<14} {:>6} {:>8} {:>8.3} {:>8.3} {:>7}{}\n",
+                r.level,
+                r.name,
+                r.items,
+                r.samples,
+                r.mean,
+                r.pass_at_k,
+                r.errors,
+                r.note.as_deref().map(|n| format!("  ({n})")).unwrap_or_default()
+            ));
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn avg_and_pass_at_k() {
+        let rows = [
+            Scored { suite: "humaneval", family: "code", item: "a", score: 1.0, ok: true },
+            Scored { suite: "humaneval", family: "code", item: "a", score: 0.0, ok: true },
+            Scored { suite: "humaneval", family: "code", item: "b", score: 0.0, ok: false },
+            Scored { suite: "humaneval", family: "code", item: "b", score: 0.0, ok: true },
+        ];
+        let s = summarize(&rows, 2, |_| None);
+        assert_eq!(s.rows.len(), 2);
+        let r = &s.rows[0];
+        assert_eq!((r.level.as_str(), r.items, r.samples, r.errors), ("suite", 2, 4, 1));
+        assert_eq!((r.mean, r.pass_at_k), (0.25, 0.5));
+        assert!(s.table().contains("pass@2"));
+    }
+}
