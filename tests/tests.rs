@@ -4,9 +4,14 @@
 mod util;
 
 mod cli;
+mod grpo;
 mod io;
 mod python;
 mod readme;
+mod design;
+mod eval;
 mod regret;
+mod rollout;
 mod sample_corpus;
 mod sandbox;
+mod validate;

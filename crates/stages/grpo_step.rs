@@ -1,45 +1,66 @@
-//! `spade-grpo-step`: One GRPO update of both roles (agent episodes, delayed designer samples with TIS).
+//! `spade-grpo-step`: one GRPO update of both roles (agent episodes, delayed designer samples with
+//! TIS), from the current checkpoint to the next.
 //!
-//! Not implemented yet: the stage parses its flags (so `--help` shows the contract) and exits 2.
+//! Reads the agent batch (rollouts: `token_ids`, `loss_mask`, `logprobs`, `temperature`, `env_id`,
+//! `arm`, `return`; `status` ≠ ok rows left out) and the designer batch (candidates: `candidate_id`,
+//! `prompt_ids`, `response_ids`, `response_logprobs`, `temperature`, `skill` (`doc_id` with
+//! `--designer-group doc`), joined with scores: `candidate_id`, `designer_reward`, `reward_kind` —
+//! `unplayed` rows and unscored candidates are not trained). Computes the advantages (agent per
+//! (env_id, arm), standardised; designer per skill or document, centred), the token-level clipped
+//! objective against the log-probs under the start weights, weighted by the truncated importance
+//! weight `min(exp(logπ_old − logπ_behaviour), C)`, an optional k3 KL to a reference, and applies
+//! AdamW with gradient clipping, accumulating gradients over micro-batches. Writes the next
+//! checkpoint folder atomically (Hugging Face files + `optimizer.safetensors` +
+//! `trainer_state.json`, whose `step` is the policy version of the weights written). A step with
+//! nothing to train writes the same weights with the step advanced.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
+use anyhow::Context;
 use clap::Parser;
 use serde::Serialize;
 use spade_cli::Common;
+use spade_train::{
+    assign_advantages, read_agent, read_designer, AdamW, AdvantageConfig, DesignerGroup, LossAgg, Norm, Objective,
+    StepConfig, Trainer,
+};
 
 const EXAMPLES: &str = "\
 Examples:
-  spade-grpo-step --model ckpt/step-0003 --rollouts rollouts.parquet --candidates candidates.parquet --scores scores.parquet -o ckpt/step-0004";
+  spade-grpo-step --model ckpt/step-0003 --rollouts rollouts.parquet --candidates candidates.parquet --scores scores.parquet -o ckpt/step-0004
+  spade-grpo-step --model models/smollm2.gguf --rollouts 'round-0/step-*/rollouts.parquet' -o ckpt/step-0001 --metrics train.jsonl
+  spade-grpo-step --model ckpt/step-0004 --rollouts r.parquet --frozen-designer --kl-coef 0.005 -o ckpt/step-0005";
 
 /// One GRPO update of both roles (agent episodes, delayed designer samples with TIS).
 #[derive(Debug, Parser, Serialize)]
 #[command(name = "spade-grpo-step", version, about, long_about = None, after_help = EXAMPLES)]
 struct Args {
     #[command(flatten)]
-    model: spade_cli::ModelFlags,
+    #[serde(skip)]
+    model: spade_model::ModelArgs,
 
-    /// Agent batch: rollouts tables.
-    #[arg(long, value_name = "FILE")]
+    /// Agent batch: rollouts tables (shards, globs).
+    #[arg(long, value_name = "FILE", num_args = 1..)]
     rollouts: Vec<String>,
 
     /// Designer batch: candidates, joined with --scores on candidate_id.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", num_args = 1..)]
     candidates: Vec<String>,
 
-    /// Scores of the designer batch.
-    #[arg(long, value_name = "FILE")]
+    /// Scores of the designer batch (`designer_reward`, `reward_kind`).
+    #[arg(long, value_name = "FILE", num_args = 1..)]
     scores: Vec<String>,
 
-    /// Output checkpoint folder.
+    /// Output checkpoint folder (written atomically; replaced if it exists).
     #[arg(short, long, value_name = "DIR")]
-    output: String,
+    output: PathBuf,
 
-    /// KL reference model (default: the run's initial model).
+    /// KL reference model (default: the run's initial model, from trainer_state.json).
     #[arg(long, value_name = "PATH")]
-    ref_model: Option<String>,
+    ref_model: Option<PathBuf>,
 
-    /// KL coefficient (0 turns the KL term off).
+    /// KL coefficient β of the k3 estimator (0, the reference's value: no KL, no reference forward).
     #[arg(long, default_value_t = 0.0)]
     kl_coef: f64,
 
@@ -47,11 +68,172 @@ struct Args {
     #[arg(long, default_value_t = 1e-6)]
     lr: f64,
 
+    /// AdamW β1.
+    #[arg(long, default_value_t = 0.9)]
+    beta1: f64,
+
+    /// AdamW β2.
+    #[arg(long, default_value_t = 0.98)]
+    beta2: f64,
+
+    /// AdamW ε.
+    #[arg(long, default_value_t = 1e-8)]
+    adam_eps: f64,
+
+    /// AdamW decoupled weight decay.
+    #[arg(long, default_value_t = 0.1)]
+    weight_decay: f64,
+
+    /// Max global gradient norm (0: no clipping).
+    #[arg(long, default_value_t = 1.0)]
+    max_grad_norm: f64,
+
+    /// Lower ratio clip ε_low: the ratio is clipped to [1 − ε_low, 1 + ε_high].
+    #[arg(long, default_value_t = 0.2)]
+    eps_low: f64,
+
+    /// Upper ratio clip ε_high.
+    #[arg(long, default_value_t = 0.28)]
+    eps_high: f64,
+
+    /// Dual-clip constant c > 1 bounding the loss of negative-advantage tokens (off by default, as the reference).
+    #[arg(long, value_name = "C")]
+    dual_clip: Option<f64>,
+
+    /// Cap C of the truncated importance weight min(exp(logπ_old − logπ_behaviour), C).
+    #[arg(long, default_value_t = 2.0)]
+    tis_cap: f64,
+
+    /// Loss aggregation: seq-mean-token-mean (the reference), token-mean or dr-grpo.
+    #[arg(long, default_value = "seq-mean-token-mean", value_name = "MODE")]
+    loss_agg: LossAgg,
+
+    /// Sequences per forward/backward; gradients accumulate over micro-batches (memory is bounded by it).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    micro_batch: usize,
+
+    /// Optimizer updates per step, each over 1/N of the samples (1: one update, as the reference).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    mini_batches: usize,
+
+    /// Designer advantage groups: skill (the reference) or doc.
+    #[arg(long, default_value = "skill", value_name = "KEY")]
+    designer_group: DesignerGroup,
+
+    /// Designer advantage: center (r − mean, the reference), std ((r − mean)/(std + ε)) or none (raw reward).
+    #[arg(long, default_value = "center", value_name = "MODE")]
+    designer_norm: Norm,
+
+    /// Factor on the designer advantage (the reference scales by min(agent samples / designer samples × regen interval, 50)).
+    #[arg(long, default_value_t = 1.0)]
+    designer_scale: f64,
+
+    /// Agent advantage per (env_id, arm): std (the reference), center or none.
+    #[arg(long, default_value = "std", value_name = "MODE")]
+    agent_norm: Norm,
+
+    /// Do not train designer samples (ablation); --candidates/--scores are ignored.
+    #[arg(long)]
+    frozen_designer: bool,
+
     #[command(flatten)]
     common: Common,
 }
 
 fn main() -> ExitCode {
     let args: Args = spade_cli::parse();
-    spade_cli::run(&args.common, || spade_cli::not_implemented("spade-grpo-step"))
+    let common = args.common.clone();
+    spade_cli::run(&common, || run(args))
+}
+
+fn run(args: Args) -> anyhow::Result<()> {
+    let t0 = std::time::Instant::now();
+    anyhow::ensure!(args.micro_batch > 0, "--micro-batch must be ≥ 1");
+    anyhow::ensure!(args.mini_batches > 0, "--mini-batches must be ≥ 1");
+    anyhow::ensure!(args.tis_cap > 0.0, "--tis-cap must be > 0");
+    if let Some(c) = args.dual_clip {
+        anyhow::ensure!(c > 1.0, "--dual-clip must be > 1");
+    }
+    if !args.frozen_designer && !args.candidates.is_empty() && args.scores.is_empty() {
+        anyhow::bail!("--candidates needs --scores (the designer rewards)");
+    }
+    let (agent, agent_read) = read_agent(&args.rollouts)?;
+    let (designer, designer_read) = if args.frozen_designer {
+        (Vec::new(), Default::default())
+    } else {
+        read_designer(&args.candidates, &args.scores, args.designer_group)?
+    };
+    let adv_cfg = AdvantageConfig { agent_norm: args.agent_norm, designer_norm: args.designer_norm, designer_scale: args.designer_scale };
+    let mut all = agent;
+    all.extend(designer);
+    let (samples, agent_groups, designer_groups) = assign_advantages(all, &adv_cfg);
+
+    if let Some(n) = args.model.threads {
+        spade_model::options::set_threads(n);
+    }
+    let device = args.model.device()?;
+    let model_path = args.model.model_path();
+    let mut trainer = Trainer::open(&model_path, &device).with_context(|| format!("--model {}", model_path.display()))?;
+    let reference = if args.kl_coef != 0.0 && !samples.is_empty() {
+        let path = args.ref_model.clone().unwrap_or_else(|| PathBuf::from(&trainer.state.initial_model));
+        Some(spade_model::load(&path, &device).with_context(|| format!("KL reference {}", path.display()))?)
+    } else {
+        None
+    };
+    let cfg = StepConfig {
+        objective: Objective {
+            eps_low: args.eps_low,
+            eps_high: args.eps_high,
+            dual_clip: args.dual_clip,
+            tis_cap: args.tis_cap,
+            kl_coef: args.kl_coef,
+        },
+        adamw: AdamW {
+            lr: args.lr,
+            beta1: args.beta1,
+            beta2: args.beta2,
+            eps: args.adam_eps,
+            weight_decay: args.weight_decay,
+            max_grad_norm: args.max_grad_norm,
+        },
+        loss_agg: args.loss_agg,
+        micro_batch: args.micro_batch,
+        mini_batches: args.mini_batches,
+    };
+    let start_step = trainer.state.step;
+    let staleness = spade_train::trainer::staleness(&samples, start_step);
+    let m = trainer.step(&samples, &cfg, reference.as_ref())?;
+    let t_save = std::time::Instant::now();
+    trainer.save(&args.output)?;
+    let save_s = t_save.elapsed().as_secs_f64();
+    tracing::info!(
+        step = m.step,
+        agent = m.agent.samples,
+        designer = m.designer.samples,
+        loss = m.loss,
+        grad_norm = m.grad_norm,
+        "wrote {}",
+        args.output.display()
+    );
+    let mut config = spade_cli::config_json(&args);
+    if let Some(o) = config.as_object_mut() {
+        o.insert("model".into(), model_path.display().to_string().into());
+    }
+    args.common.metrics(
+        "grpo-step",
+        serde_json::json!({
+            "model": model_path.display().to_string(),
+            "output": args.output.display().to_string(),
+            "policy_version": m.step,
+            "metrics": m,
+            "groups": {"agent": agent_groups, "designer": designer_groups},
+            "dropped_groups": agent_groups.dropped_groups + designer_groups.dropped_groups,
+            "read": {"agent": agent_read, "designer": designer_read},
+            "designer_staleness": staleness.map(|(mean, max)| serde_json::json!({"mean": mean, "max": max})),
+            "save_s": save_s,
+            "wall_s": t0.elapsed().as_secs_f64(),
+            "config": config,
+        }),
+    )?;
+    Ok(())
 }

@@ -325,24 +325,17 @@ impl Shard {
     }
 }
 
-/// Model flags of the generating and training stages (`--model`, `--device`, `--threads`,
-/// `--temperature`). The model runtime turns them into a loaded model.
-#[derive(Debug, Clone, Args, Serialize)]
-pub struct ModelFlags {
-    /// Model: a .gguf file, a Hugging Face folder (config.json, tokenizer.json, *.safetensors) or a
-    /// spade checkpoint folder.
-    #[arg(long, env = "SPADE_MODEL", value_name = "PATH", help_heading = "Model")]
-    pub model: Option<String>,
-
-    /// Device: cpu or cuda:N (CUDA needs the `cuda` build feature).
-    #[arg(long, default_value = "cpu", help_heading = "Model")]
-    pub device: String,
-
-    /// Compute threads (0: one per core).
-    #[arg(long, default_value_t = 1, help_heading = "Model")]
-    pub threads: usize,
-
-    /// Sampling temperature; recorded log-probs are of logits / T.
-    #[arg(long, default_value_t = 1.0, help_heading = "Model")]
-    pub temperature: f32,
+/// The policy version of a model: the `step` recorded in `<model>/trainer_state.json` of a spade
+/// checkpoint folder, 0 for anything else (a .gguf file, a plain Hugging Face folder).
+pub fn policy_version(model: &Path) -> anyhow::Result<i64> {
+    let state = model.join("trainer_state.json");
+    if !model.is_dir() || !state.exists() {
+        return Ok(0);
+    }
+    let text = std::fs::read_to_string(&state).with_context(|| format!("{}: cannot read", state.display()))?;
+    let v: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("{}: invalid JSON", state.display()))?;
+    v.get("step")
+        .and_then(|s| s.as_i64())
+        .ok_or_else(|| anyhow::anyhow!("{}: field `step` missing or not an integer", state.display()))
 }

@@ -1,0 +1,16 @@
+//! GRPO training for both SPADE roles: advantages per role ([`advantage`]), the clipped
+//! objective with truncated importance sampling and a k3 KL ([`objective`]), an in-place AdamW
+//! ([`optim`]), the batches read from tables ([`data`]) and the trainer with exactly resumable
+//! checkpoints ([`trainer`]). The `spade-grpo-step` stage is a thin layer over [`Trainer`].
+
+pub mod advantage;
+pub mod data;
+pub mod objective;
+pub mod optim;
+pub mod trainer;
+
+pub use advantage::{group_advantages, GroupStats, Norm};
+pub use data::{assign_advantages, read_agent, read_designer, AdvantageConfig, DesignerGroup, ReadStats, Role, Sample};
+pub use objective::{Objective, TokenTerms};
+pub use optim::AdamW;
+pub use trainer::{LossAgg, StepConfig, StepMetrics, Trainer, TrainerState};

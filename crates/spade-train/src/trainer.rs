@@ -1,0 +1,532 @@
+//! The trainer: a model with its optimizer state and trainer state; one GRPO step over a batch of
+//! samples (micro-batches with gradient accumulation, optional PPO-style mini-batches), and
+//! checkpoints written atomically that resume bit-identically.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{bail, Context};
+use serde::{Deserialize, Serialize};
+use spade_model::candle_core::{Device, Tensor};
+use spade_model::{Checkpoint, Model};
+
+use crate::data::{Role, Sample};
+use crate::objective::Objective;
+use crate::optim::{self, AdamW};
+
+/// How per-token losses are aggregated into the step's loss.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LossAgg {
+    /// Each sequence's token mean, averaged over sequences (the reference: slime without
+    /// `--calculate-per-token-loss`).
+    SeqMeanTokenMean,
+    /// Mean over every trained token of the batch.
+    TokenMean,
+    /// Dr. GRPO: each sequence's token sum divided by a constant (the longest trained span of the
+    /// step), averaged over sequences.
+    DrGrpo,
+}
+
+impl std::str::FromStr for LossAgg {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "seq-mean-token-mean" => Ok(LossAgg::SeqMeanTokenMean),
+            "token-mean" => Ok(LossAgg::TokenMean),
+            "dr-grpo" => Ok(LossAgg::DrGrpo),
+            _ => Err(format!("unknown loss aggregation {s:?} (seq-mean-token-mean | token-mean | dr-grpo)")),
+        }
+    }
+}
+
+/// Everything one step needs besides the data.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct StepConfig {
+    pub objective: Objective,
+    pub adamw: AdamW,
+    pub loss_agg: LossAgg,
+    /// Sequences per forward/backward (memory is bounded by it).
+    pub micro_batch: usize,
+    /// Optimizer updates per step, each over 1/N of the samples (1: the reference).
+    pub mini_batches: usize,
+}
+
+impl Default for StepConfig {
+    fn default() -> Self {
+        StepConfig {
+            objective: Objective::default(),
+            adamw: AdamW::default(),
+            loss_agg: LossAgg::SeqMeanTokenMean,
+            micro_batch: 1,
+            mini_batches: 1,
+        }
+    }
+}
+
+/// `trainer_state.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrainerState {
+    /// Layout version of this file.
+    pub format: u32,
+    /// Steps taken: the policy version of the weights in the folder.
+    pub step: i64,
+    /// The run's initial model (the default KL reference).
+    pub initial_model: String,
+    /// AdamW updates applied (bias correction); a step with nothing to train adds none.
+    pub optimizer_steps: u64,
+    /// The trainer draws no random numbers (no dropout, no sampling; micro-batch order is fixed by
+    /// the input), so exact resume needs no RNG state; recorded for readers who look for it.
+    pub rng: Option<String>,
+    /// The configuration of the last step, for the record.
+    #[serde(default)]
+    pub last_config: Option<serde_json::Value>,
+}
+
+/// The trainer.
+pub struct Trainer {
+    pub model: Model,
+    pub opt: optim::State,
+    pub state: TrainerState,
+}
+
+/// Per-role sums of a step.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RoleMetrics {
+    pub samples: usize,
+    pub tokens: usize,
+    /// This role's share of the loss (the roles' losses add up to the total).
+    pub loss: f64,
+    pub clip_frac: f64,
+    pub tis_mean: f64,
+    pub tis_min: f64,
+    pub tis_max: f64,
+    pub tis_capped_frac: f64,
+    /// Mean k3 over trained tokens (0 without KL).
+    pub kl: f64,
+    pub adv_mean_abs: f64,
+    #[serde(skip)]
+    n_clipped: usize,
+    #[serde(skip)]
+    n_capped: usize,
+    #[serde(skip)]
+    tis_sum: f64,
+    #[serde(skip)]
+    kl_sum: f64,
+    #[serde(skip)]
+    adv_abs_sum: f64,
+}
+
+impl RoleMetrics {
+    fn finish(&mut self) {
+        let n = self.tokens.max(1) as f64;
+        self.clip_frac = self.n_clipped as f64 / n;
+        self.tis_capped_frac = self.n_capped as f64 / n;
+        self.tis_mean = self.tis_sum / n;
+        self.kl = self.kl_sum / n;
+        self.adv_mean_abs = self.adv_abs_sum / self.samples.max(1) as f64;
+        if self.tokens == 0 {
+            self.tis_min = 0.0;
+            self.tis_max = 0.0;
+        }
+    }
+}
+
+/// Seconds spent per phase.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Timing {
+    /// Log-probs under the start weights (only with several mini-batches).
+    pub old_logprobs: f64,
+    /// Reference model forward (only with KL).
+    pub reference: f64,
+    pub forward: f64,
+    pub backward: f64,
+    pub optimizer: f64,
+    pub total: f64,
+}
+
+/// What a step reports.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct StepMetrics {
+    /// Policy version of the weights written.
+    pub step: i64,
+    pub trained: bool,
+    pub loss: f64,
+    pub agent: RoleMetrics,
+    pub designer: RoleMetrics,
+    /// Gradient norm before clipping (the mean over mini-batches).
+    pub grad_norm: f64,
+    pub grad_norm_max: f64,
+    pub grad_clip_factor: f64,
+    pub optimizer_steps: u64,
+    pub micro_batches: usize,
+    pub time: Timing,
+    /// Peak resident memory of the process so far (MiB), when the OS reports it.
+    pub peak_rss_mib: Option<f64>,
+}
+
+/// Peak resident set size of this process in MiB (Linux `VmHWM`).
+pub fn peak_rss_mib() -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}
+
+/// Per-token aggregation weights of one mini-batch's samples (index-aligned with tokens).
+fn agg_weights(samples: &[&Sample], agg: LossAgg, dr_norm: f64) -> Vec<Vec<f64>> {
+    let n = samples.len() as f64;
+    let total: usize = samples.iter().map(|s| s.trained_tokens()).sum();
+    samples
+        .iter()
+        .map(|s| {
+            let k = s.trained_tokens();
+            let w = match agg {
+                LossAgg::SeqMeanTokenMean => 1.0 / (k.max(1) as f64 * n),
+                LossAgg::TokenMean => 1.0 / total.max(1) as f64,
+                LossAgg::DrGrpo => 1.0 / (dr_norm * n),
+            };
+            s.mask.iter().enumerate().map(|(t, &m)| if t > 0 && m != 0 { w } else { 0.0 }).collect()
+        })
+        .collect()
+}
+
+/// Micro-batches of sample indices: same temperature, sorted by length, at most `size` each.
+fn micro_batches(samples: &[&Sample], size: usize) -> Vec<Vec<usize>> {
+    let mut idx: Vec<usize> = (0..samples.len()).collect();
+    idx.sort_by(|&a, &b| {
+        samples[a]
+            .temperature
+            .total_cmp(&samples[b].temperature)
+            .then(samples[a].tokens.len().cmp(&samples[b].tokens.len()))
+            .then(a.cmp(&b))
+    });
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    for i in idx {
+        match out.last_mut() {
+            Some(mb) if mb.len() < size && samples[mb[0]].temperature == samples[i].temperature => mb.push(i),
+            _ => out.push(vec![i]),
+        }
+    }
+    out
+}
+
+fn rows(t: &Tensor) -> anyhow::Result<Vec<Vec<f32>>> {
+    Ok(t.detach().to_vec2::<f32>()?)
+}
+
+/// A gradient buffer per parameter, zeroed.
+pub fn zero_grads(model: &Model) -> BTreeMap<String, Vec<f32>> {
+    model.weights().named_vars().iter().map(|(k, v)| (k.clone(), vec![0.0; v.elem_count()])).collect()
+}
+
+impl Trainer {
+    /// Open `--model`: a .gguf, a Hugging Face folder, or a spade checkpoint (its optimizer and
+    /// trainer state are read when present).
+    pub fn open(path: &Path, device: &Device) -> anyhow::Result<Trainer> {
+        let model = spade_model::load(path, device)?;
+        let ck = Checkpoint::new(path);
+        let state_path = ck.trainer_state_path();
+        let state = if path.is_dir() && state_path.exists() {
+            let text = std::fs::read_to_string(&state_path).with_context(|| format!("{}: cannot read", state_path.display()))?;
+            serde_json::from_str::<TrainerState>(&text).with_context(|| format!("{}: invalid trainer state", state_path.display()))?
+        } else {
+            let abs = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+            TrainerState { format: 1, step: 0, initial_model: abs.display().to_string(), optimizer_steps: 0, rng: None, last_config: None }
+        };
+        let vars = model.weights().named_vars();
+        let opt_path = ck.optimizer_path();
+        let opt = if path.is_dir() && opt_path.exists() {
+            load_optimizer(&opt_path, vars, state.optimizer_steps)?
+        } else {
+            if state.optimizer_steps > 0 {
+                bail!("{}: trainer state records {} optimizer steps but the folder has no {}", path.display(), state.optimizer_steps, spade_model::checkpoint::OPTIMIZER_FILE);
+            }
+            optim::State::zeros(vars)
+        };
+        Ok(Trainer { model, opt, state })
+    }
+
+    /// A trainer over a model already in memory (fresh optimizer, step 0).
+    pub fn from_model(model: Model, initial_model: &str) -> Trainer {
+        let opt = optim::State::zeros(model.weights().named_vars());
+        let state = TrainerState { format: 1, step: 0, initial_model: initial_model.to_string(), optimizer_steps: 0, rng: None, last_config: None };
+        Trainer { model, opt, state }
+    }
+
+    /// Accumulate the gradient of one mini-batch's loss into `grads`; returns the loss.
+    #[allow(clippy::too_many_arguments)]
+    fn accumulate(
+        &self,
+        samples: &[&Sample],
+        old: Option<&[Vec<f32>]>,
+        reference: Option<&Model>,
+        cfg: &StepConfig,
+        dr_norm: f64,
+        grads: &mut BTreeMap<String, Vec<f32>>,
+        m: &mut StepMetrics,
+    ) -> anyhow::Result<f64> {
+        let weights = agg_weights(samples, cfg.loss_agg, dr_norm);
+        let obj = &cfg.objective;
+        let vars = self.model.weights().named_vars();
+        let mut loss = 0.0;
+        for mb in micro_batches(samples, cfg.micro_batch.max(1)) {
+            let seqs: Vec<Vec<u32>> = mb.iter().map(|&i| samples[i].tokens.clone()).collect();
+            let temp = samples[mb[0]].temperature;
+            let t0 = Instant::now();
+            let lp = self.model.token_logprobs(&seqs, temp)?;
+            let lp_vals = rows(&lp)?;
+            m.time.forward += t0.elapsed().as_secs_f64();
+            let ref_vals = match reference {
+                Some(r) if obj.kl_coef != 0.0 => {
+                    let t0 = Instant::now();
+                    let v = rows(&r.token_logprobs(&seqs, temp)?)?;
+                    m.time.reference += t0.elapsed().as_secs_f64();
+                    Some(v)
+                }
+                _ => None,
+            };
+            let (b, s) = lp.dims2()?;
+            let mut coef = vec![0f32; b * s];
+            for (row, &i) in mb.iter().enumerate() {
+                let smp = samples[i];
+                let rm = match smp.role {
+                    Role::Agent => &mut m.agent,
+                    Role::Designer => &mut m.designer,
+                };
+                for t in 1..smp.tokens.len() {
+                    let w = weights[i][t];
+                    if w == 0.0 {
+                        continue;
+                    }
+                    let cur = lp_vals[row][t] as f64;
+                    let o = old.map(|o| o[i][t] as f64).unwrap_or(cur);
+                    let r = ref_vals.as_ref().map(|v| v[row][t] as f64);
+                    let tt = obj.token(cur, o, smp.behaviour[t] as f64, smp.advantage, r);
+                    coef[row * s + t] = (w * tt.grad) as f32;
+                    loss += w * tt.loss;
+                    rm.loss += w * tt.loss;
+                    rm.tokens += 1;
+                    rm.n_clipped += usize::from(tt.clipped);
+                    rm.n_capped += usize::from(tt.tis_capped);
+                    rm.tis_sum += tt.tis;
+                    rm.tis_min = if rm.tokens == 1 { tt.tis } else { rm.tis_min.min(tt.tis) };
+                    rm.tis_max = rm.tis_max.max(tt.tis);
+                    rm.kl_sum += tt.kl;
+                }
+                rm.samples += 1;
+                rm.adv_abs_sum += smp.advantage.abs();
+            }
+            let t0 = Instant::now();
+            let coef = Tensor::from_vec(coef, (b, s), lp.device())?;
+            let surrogate = (lp * coef)?.sum_all()?;
+            let store = surrogate.backward()?;
+            for (name, var) in vars {
+                if let Some(g) = store.get(var.as_tensor()) {
+                    optim::accumulate(grads.get_mut(name).expect("buffer per parameter"), g)?;
+                }
+            }
+            drop(store);
+            m.time.backward += t0.elapsed().as_secs_f64();
+            m.micro_batches += 1;
+        }
+        Ok(loss)
+    }
+
+    /// The loss and its gradient for `samples` as one mini-batch at the current weights (no
+    /// update): what the agreement test compares with an independent implementation.
+    pub fn loss_and_gradients(
+        &self,
+        samples: &[Sample],
+        cfg: &StepConfig,
+        reference: Option<&Model>,
+    ) -> anyhow::Result<(f64, BTreeMap<String, Vec<f32>>, StepMetrics)> {
+        let refs: Vec<&Sample> = samples.iter().collect();
+        let mut grads = zero_grads(&self.model);
+        let mut m = StepMetrics::default();
+        let loss = self.accumulate(&refs, None, reference, cfg, dr_norm(samples), &mut grads, &mut m)?;
+        m.loss = loss;
+        m.agent.finish();
+        m.designer.finish();
+        Ok((loss, grads, m))
+    }
+
+    /// One GRPO step: advantages must already be set on `samples`. With no sample the weights
+    /// stay and only the step count advances.
+    pub fn step(&mut self, samples: &[Sample], cfg: &StepConfig, reference: Option<&Model>) -> anyhow::Result<StepMetrics> {
+        let start = Instant::now();
+        let mut m = StepMetrics { grad_clip_factor: 1.0, ..Default::default() };
+        let nmb = cfg.mini_batches.max(1).min(samples.len().max(1));
+        let dr = dr_norm(samples);
+        // Log-probs under the start weights: with one update per step they equal the values the
+        // gradient forward computes (same weights), so they are taken from it; with several,
+        // they are computed first, without gradient.
+        let old: Option<Vec<Vec<f32>>> = if nmb > 1 {
+            let t0 = Instant::now();
+            let refs: Vec<&Sample> = samples.iter().collect();
+            let mut old = vec![Vec::new(); samples.len()];
+            for mb in micro_batches(&refs, cfg.micro_batch.max(1)) {
+                let seqs: Vec<Vec<u32>> = mb.iter().map(|&i| samples[i].tokens.clone()).collect();
+                let v = rows(&self.model.token_logprobs(&seqs, samples[mb[0]].temperature)?)?;
+                for (row, &i) in mb.iter().enumerate() {
+                    old[i] = v[row].clone();
+                }
+            }
+            m.time.old_logprobs = t0.elapsed().as_secs_f64();
+            Some(old)
+        } else {
+            None
+        };
+        let mut norms = Vec::new();
+        for k in 0..nmb {
+            let idx: Vec<usize> = (0..samples.len()).filter(|i| i % nmb == k).collect();
+            if idx.is_empty() {
+                continue;
+            }
+            let part: Vec<&Sample> = idx.iter().map(|&i| &samples[i]).collect();
+            let part_old: Option<Vec<Vec<f32>>> = old.as_ref().map(|o| idx.iter().map(|&i| o[i].clone()).collect());
+            let mut grads = zero_grads(&self.model);
+            m.loss += self.accumulate(&part, part_old.as_deref(), reference, cfg, dr, &mut grads, &mut m)? / nmb as f64;
+            let t0 = Instant::now();
+            let norm = optim::global_norm(&grads);
+            let factor = optim::clip_factor(norm, cfg.adamw.max_grad_norm);
+            optim::step(&cfg.adamw, &mut self.opt, self.model.weights().named_vars(), &grads, factor)?;
+            m.time.optimizer += t0.elapsed().as_secs_f64();
+            norms.push(norm);
+            m.grad_clip_factor = m.grad_clip_factor.min(factor);
+            m.trained = true;
+        }
+        m.agent.loss /= nmb as f64;
+        m.designer.loss /= nmb as f64;
+        m.agent.finish();
+        m.designer.finish();
+        if !norms.is_empty() {
+            m.grad_norm = norms.iter().sum::<f64>() / norms.len() as f64;
+            m.grad_norm_max = norms.iter().cloned().fold(0.0, f64::max);
+        }
+        self.state.step += 1;
+        self.state.optimizer_steps = self.opt.step;
+        self.state.last_config = serde_json::to_value(cfg).ok();
+        m.step = self.state.step;
+        m.optimizer_steps = self.opt.step;
+        m.time.total = start.elapsed().as_secs_f64();
+        m.peak_rss_mib = peak_rss_mib();
+        Ok(m)
+    }
+
+    /// Write the checkpoint folder atomically: the Hugging Face files, `optimizer.safetensors` and
+    /// `trainer_state.json` go to a temporary sibling folder that is renamed into place (an
+    /// existing folder of that name is replaced).
+    pub fn save(&self, dir: &Path) -> anyhow::Result<()> {
+        let name = dir.file_name().and_then(|n| n.to_str()).ok_or_else(|| anyhow::anyhow!("{}: not a folder name", dir.display()))?;
+        let parent = dir.parent().filter(|p| !p.as_os_str().is_empty()).map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
+        std::fs::create_dir_all(&parent).with_context(|| format!("{}: cannot create folder", parent.display()))?;
+        let tmp = parent.join(format!(".{name}.tmp.{}", std::process::id()));
+        if tmp.exists() {
+            std::fs::remove_dir_all(&tmp).with_context(|| format!("{}: cannot remove", tmp.display()))?;
+        }
+        let result = (|| -> anyhow::Result<()> {
+            let ck = Checkpoint::new(&tmp);
+            ck.save_model(&self.model)?;
+            save_optimizer(&ck.optimizer_path(), &self.opt, self.model.weights().named_vars())?;
+            ck.write_file(spade_model::checkpoint::TRAINER_STATE_FILE, (serde_json::to_string_pretty(&self.state)? + "\n").as_bytes())?;
+            Ok(())
+        })();
+        if let Err(e) = result {
+            let _ = std::fs::remove_dir_all(&tmp);
+            return Err(e);
+        }
+        if dir.exists() {
+            let old = parent.join(format!(".{name}.old.{}", std::process::id()));
+            std::fs::rename(dir, &old).with_context(|| format!("{}: cannot replace", dir.display()))?;
+            std::fs::rename(&tmp, dir).with_context(|| format!("{}: cannot rename into place", dir.display()))?;
+            std::fs::remove_dir_all(&old).with_context(|| format!("{}: cannot remove", old.display()))?;
+        } else {
+            std::fs::rename(&tmp, dir).with_context(|| format!("{}: cannot rename into place", dir.display()))?;
+        }
+        Ok(())
+    }
+}
+
+/// Dr. GRPO's constant: the longest trained span of the step.
+fn dr_norm(samples: &[Sample]) -> f64 {
+    samples.iter().map(|s| s.trained_tokens()).max().unwrap_or(1).max(1) as f64
+}
+
+const EXP_AVG: &str = "exp_avg.";
+const EXP_AVG_SQ: &str = "exp_avg_sq.";
+
+fn save_optimizer(path: &Path, st: &optim::State, vars: &BTreeMap<String, spade_model::candle_core::Var>) -> anyhow::Result<()> {
+    let mut tensors = std::collections::HashMap::new();
+    for (name, var) in vars {
+        let shape = var.shape().clone();
+        let m = st.exp_avg.get(name).ok_or_else(|| anyhow::anyhow!("optimizer state lacks {name}"))?;
+        let v = st.exp_avg_sq.get(name).ok_or_else(|| anyhow::anyhow!("optimizer state lacks {name}"))?;
+        tensors.insert(format!("{EXP_AVG}{name}"), Tensor::from_slice(m, shape.clone(), &Device::Cpu)?);
+        tensors.insert(format!("{EXP_AVG_SQ}{name}"), Tensor::from_slice(v, shape, &Device::Cpu)?);
+    }
+    spade_model::candle_core::safetensors::save(&tensors, path).with_context(|| format!("{}: cannot write", path.display()))?;
+    Ok(())
+}
+
+fn load_optimizer(path: &Path, vars: &BTreeMap<String, spade_model::candle_core::Var>, steps: u64) -> anyhow::Result<optim::State> {
+    let mut t = spade_model::candle_core::safetensors::load(path, &Device::Cpu).with_context(|| format!("{}: cannot read", path.display()))?;
+    let mut st = optim::State { step: steps, ..Default::default() };
+    for (name, var) in vars {
+        for (prefix, map) in [(EXP_AVG, &mut st.exp_avg), (EXP_AVG_SQ, &mut st.exp_avg_sq)] {
+            let key = format!("{prefix}{name}");
+            let x = t.remove(&key).ok_or_else(|| anyhow::anyhow!("{}: no tensor {key}", path.display()))?;
+            if x.dims() != var.dims() {
+                bail!("{}: tensor {key} has shape {:?}, the model's {:?}", path.display(), x.dims(), var.dims());
+            }
+            map.insert(name.clone(), x.flatten_all()?.to_vec1::<f32>()?);
+        }
+    }
+    Ok(st)
+}
+
+/// Mean of the designer samples' staleness (`step − policy_version`) and its maximum.
+pub fn staleness(samples: &[Sample], step: i64) -> Option<(f64, i64)> {
+    let v: Vec<i64> = samples.iter().filter(|s| s.role == Role::Designer).filter_map(|s| s.policy_version).map(|p| step - p).collect();
+    if v.is_empty() {
+        return None;
+    }
+    Some((v.iter().sum::<i64>() as f64 / v.len() as f64, *v.iter().max().unwrap()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn smp(len: usize, t: f32, masked: &[usize]) -> Sample {
+        let mut mask = vec![0u8; len];
+        for &i in masked {
+            mask[i] = 1;
+        }
+        Sample { role: Role::Agent, tokens: vec![5; len], mask, behaviour: vec![0.0; len], temperature: t, reward: 0.0, group: String::new(), advantage: 1.0, policy_version: None }
+    }
+
+    #[test]
+    fn aggregation_weights_sum_as_documented() {
+        let a = smp(6, 1.0, &[0, 2, 3]); // token 0 never counts → 2 trained tokens
+        let b = smp(5, 1.0, &[1, 2, 3, 4]);
+        let refs = vec![&a, &b];
+        let sum = |w: &Vec<Vec<f64>>| w.iter().map(|r| r.iter().sum::<f64>()).collect::<Vec<_>>();
+        let w = agg_weights(&refs, LossAgg::SeqMeanTokenMean, 4.0);
+        assert_eq!(w[0][0], 0.0);
+        assert_eq!(sum(&w), vec![0.5, 0.5]);
+        let w = agg_weights(&refs, LossAgg::TokenMean, 4.0);
+        assert_eq!(sum(&w), vec![2.0 / 6.0, 4.0 / 6.0]);
+        let w = agg_weights(&refs, LossAgg::DrGrpo, 4.0);
+        assert_eq!(sum(&w), vec![2.0 / 8.0, 4.0 / 8.0]);
+    }
+
+    #[test]
+    fn micro_batches_share_a_temperature_and_respect_the_size() {
+        let s = [smp(3, 1.0, &[1]), smp(9, 0.6, &[1]), smp(4, 1.0, &[1]), smp(2, 1.0, &[1]), smp(5, 0.6, &[1])];
+        let refs: Vec<&Sample> = s.iter().collect();
+        let mb = micro_batches(&refs, 2);
+        assert_eq!(mb, vec![vec![4, 1], vec![3, 0], vec![2]]);
+    }
+}
