@@ -58,10 +58,11 @@ help:
 
 ## Python environment: table interop tests, peers, evaluation data.
 venv: $(VENV)/.stamp
-$(VENV)/.stamp: scripts/requirements.txt
+$(VENV)/.stamp: scripts/requirements.txt scripts/requirements-eval.txt scripts/requirements-eval-nodeps.txt
 	$(PY) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install -q --upgrade pip
-	$(VENV)/bin/python -m pip install -q -r scripts/requirements.txt
+	$(VENV)/bin/python -m pip install -q -r scripts/requirements.txt -r scripts/requirements-eval.txt
+	$(VENV)/bin/python -m pip install -q --no-deps -r scripts/requirements-eval-nodeps.txt
 	touch $@
 
 ## System packages the tests need (python3-torch, …), installed when missing.
@@ -85,6 +86,10 @@ test-all: deps venv model
 bench: deps venv model
 	mkdir -p target/bench
 	$(CARGO) bench --bench sample_corpus
+	$(CARGO) bench --bench sandbox
+	$(CARGO) bench --bench rollout
+	$(CARGO) bench --bench grpo
+	SPADE_LLAMA_PYTHON=$$($(SHELL) crates/spade-model/scripts/llama-cpp-venv.sh) $(CARGO) bench -p spade-model --bench model
 	@echo "bench results in target/bench/*.json"
 
 # ---- one round ----------------------------------------------------------------------------
