@@ -1,23 +1,49 @@
 //! `spade-rollout`: Play every environment of the active pool with and without the hint, kept as tokens end to end.
 //!
-//! Not implemented yet: the stage parses its flags (so `--help` shows the contract) and exits 2.
+//! The active pool is the `--envs` table (`env_id`, `code`; `hint`, `skill`, `setting` used) plus
+//! up to `--pool P` environments of `--memory` (most recently seen first, never labelled
+//! too-easy, too-hard, failing or leak); with no new environment, the memory's alone. Every
+//! environment is played `--group G` times per arm. An episode alternates the model's reply and an
+//! environment step (in the sandbox) until the environment ends it, `--max-turns`, the context
+//! length, or an environment failure. Replies of all live episodes are sampled in batches; the
+//! sequence the model saw and produced is stored as tokens (`token_ids`), with the agent's own
+//! tokens marked in `loss_mask` and their behaviour log-probs in `logprobs`. Episode seeds derive
+//! from (`--seed`, `--round`, `--step`, `env_id`, arm, episode), so `--shard I/N` slices and batching
+//! never change an episode. Prompt templates: `data/prompts/agent-*.j2` (built in; `--prompts DIR`
+//! reads another copy).
 
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
 
+use anyhow::{bail, Context};
+use arrow::array::{
+    Array, ArrayRef, BooleanArray, Float32Array, Float32Builder, Float64Array, Int32Array, Int32Builder, Int64Array,
+    ListBuilder, RecordBatch, StringArray, UInt8Builder,
+};
+use arrow::datatypes::DataType;
 use clap::Parser;
 use serde::Serialize;
-use spade_cli::Common;
+use spade_cli::{Common, Shard};
+use spade_io::{TableReader, TableWriter, WriteMeta};
+use spade_rollout::seed::{env_hash, episode_seed};
+use spade_rollout::{Arm, EnvSpec, EpisodeOutcome, EpisodeSpec, MemoryEnv, ModelPolicy, PlayConfig, Setting, Templates};
+use spade_sandbox::{Limits, Sandbox, SandboxConfig};
+use spade_schema::ROLLOUTS;
 
 const EXAMPLES: &str = "\
 Examples:
-  spade-rollout --model models/smollm2.gguf --envs envs.parquet --memory memory.parquet --pool 8 -o rollouts.parquet --group 4";
+  spade-rollout --model models/smollm2.gguf --envs envs.parquet --memory memory.parquet --pool 8 -o rollouts.parquet --group 4
+  spade-rollout --envs envs.parquet -o - --arms nohint --group 2 --max-turns 4 --temperature 0
+  spade-rollout --envs envs.parquet --memory memory.parquet -o rollouts.$SLURM_ARRAY_TASK_ID.parquet --shard $SLURM_ARRAY_TASK_ID/4";
 
 /// Play every environment of the active pool with and without the hint, kept as tokens end to end.
 #[derive(Debug, Parser, Serialize)]
 #[command(name = "spade-rollout", version, about, long_about = None, after_help = EXAMPLES)]
 struct Args {
     #[command(flatten)]
-    model: spade_cli::ModelFlags,
+    #[serde(skip)]
+    model: spade_model::ModelArgs,
 
     /// New environments (an `envs` table).
     #[arg(long, value_name = "FILE")]
@@ -47,6 +73,43 @@ struct Args {
     #[arg(long, default_value_t = 8)]
     max_turns: usize,
 
+    /// Tokens the agent may sample per turn (the context length bounds the whole episode).
+    #[arg(long, default_value_t = 256)]
+    max_new_tokens: usize,
+
+    /// Nucleus sampling mass (1 = off); log-probs are recorded before truncation.
+    #[arg(long, default_value_t = 1.0)]
+    top_p: f32,
+
+    /// Sample among the k most likely tokens (0 = off).
+    #[arg(long, default_value_t = 0)]
+    top_k: usize,
+
+    /// Sequences decoded together in one forward pass.
+    #[arg(long, default_value_t = 32)]
+    batch: usize,
+
+    /// Episodes live at once (their replies are sampled together).
+    #[arg(long, default_value_t = 256)]
+    concurrency: usize,
+
+    /// Sandbox worker processes (fork servers) running the environments.
+    #[arg(long, default_value_t = 2)]
+    jobs: usize,
+
+    /// Threads making environment calls.
+    #[arg(long, default_value_t = 8)]
+    env_threads: usize,
+
+    /// Seconds one reset or step may take before the episode fails with `timeout`.
+    #[arg(long, default_value_t = 5.0)]
+    call_timeout: f64,
+
+    /// Folder with the agent's prompt templates (agent-system-games.j2, agent-system-tool-use.j2,
+    /// agent-first-observation.j2) [default: the built-in copies of data/prompts/]
+    #[arg(long, value_name = "DIR")]
+    prompts: Option<std::path::PathBuf>,
+
     /// Agent step within the round.
     #[arg(long, default_value_t = 0)]
     step: u64,
@@ -61,5 +124,257 @@ struct Args {
 
 fn main() -> ExitCode {
     let args: Args = spade_cli::parse();
-    spade_cli::run(&args.common, || spade_cli::not_implemented("spade-rollout"))
+    let common = args.common.clone();
+    spade_cli::run(&common, || run(args))
+}
+
+fn strs(b: &spade_io::Batch, name: &str) -> anyhow::Result<Option<StringArray>> {
+    Ok(b.opt_column(name, &DataType::Utf8)?.map(|a| a.as_any().downcast_ref::<StringArray>().expect("utf8").clone()))
+}
+
+fn get(a: &Option<StringArray>, i: usize) -> Option<String> {
+    a.as_ref().filter(|a| a.is_valid(i)).map(|a| a.value(i).to_string())
+}
+
+/// Reads an `envs` table.
+fn read_envs(paths: &[String]) -> anyhow::Result<Vec<EnvSpec>> {
+    let mut out = Vec::new();
+    if paths.is_empty() {
+        return Ok(out);
+    }
+    for b in TableReader::open(paths)?.read_all()? {
+        let ids = b.required("env_id", &DataType::Utf8)?;
+        let ids = ids.as_any().downcast_ref::<StringArray>().expect("utf8");
+        let code = b.required("code", &DataType::Utf8)?;
+        let code = code.as_any().downcast_ref::<StringArray>().expect("utf8");
+        let (hint, skill, setting) = (strs(&b, "hint")?, strs(&b, "skill")?, strs(&b, "setting")?);
+        for i in 0..b.num_rows() {
+            if ids.is_null(i) {
+                return Err(b.row_error(i, "env_id", "is null").into());
+            }
+            if code.is_null(i) {
+                return Err(b.row_error(i, "code", "is null").into());
+            }
+            out.push(EnvSpec {
+                env_id: ids.value(i).to_string(),
+                code: code.value(i).to_string(),
+                hint: get(&hint, i),
+                skill: get(&skill, i),
+                setting: Setting::parse(get(&setting, i).as_deref()),
+                origin: "new",
+            });
+        }
+    }
+    Ok(out)
+}
+
+fn read_memory(paths: &[String]) -> anyhow::Result<Vec<MemoryEnv>> {
+    if paths.is_empty() {
+        return Ok(Vec::new());
+    }
+    let m = spade_selfplay::Memory::from_batches(&TableReader::open(paths)?.read_all()?).context("reading --memory")?;
+    Ok(m.entries()
+        .iter()
+        .map(|e| MemoryEnv {
+            env: EnvSpec {
+                env_id: e.env_id.clone(),
+                code: e.code.clone(),
+                hint: e.hint.clone(),
+                skill: e.skill.clone(),
+                setting: Setting::parse(e.setting.as_deref()),
+                origin: "memory",
+            },
+            last_round: e.last_round,
+            label: e.label.clone(),
+        })
+        .collect())
+}
+
+fn parse_arms(s: &str) -> anyhow::Result<Vec<Arm>> {
+    let mut arms = Vec::new();
+    for a in s.split(',').filter(|a| !a.trim().is_empty()) {
+        let arm = Arm::parse(a).ok_or_else(|| anyhow::anyhow!("--arms: `{a}` is neither `hint` nor `nohint`"))?;
+        if !arms.contains(&arm) {
+            arms.push(arm);
+        }
+    }
+    if arms.is_empty() {
+        bail!("--arms: give hint, nohint or both");
+    }
+    Ok(arms)
+}
+
+struct Stamp {
+    policy_version: i64,
+    round: i64,
+    step: i32,
+    temperature: f32,
+}
+
+fn rows_batch(rows: &[&EpisodeOutcome], envs: &[EnvSpec], st: &Stamp) -> RecordBatch {
+    let n = rows.len();
+    let s = |f: &dyn Fn(&EpisodeOutcome) -> Option<String>| -> ArrayRef { Arc::new(rows.iter().map(|r| f(r)).collect::<StringArray>()) };
+    let mut toks = ListBuilder::new(Int32Builder::new());
+    let mut mask = ListBuilder::new(UInt8Builder::new());
+    let mut lps = ListBuilder::new(Float32Builder::new());
+    for r in rows {
+        toks.values().append_slice(&r.token_ids.iter().map(|&t| t as i32).collect::<Vec<_>>());
+        toks.append(true);
+        mask.values().append_slice(&r.loss_mask);
+        mask.append(true);
+        lps.values().append_slice(&r.logprobs);
+        lps.append(true);
+    }
+    let cols: Vec<ArrayRef> = vec![
+        s(&|r| Some(r.env_id.clone())),
+        s(&|r| Some(r.spec.arm.as_str().to_string())),
+        Arc::new(Int32Array::from(rows.iter().map(|r| r.spec.episode as i32).collect::<Vec<_>>())),
+        Arc::new(Int64Array::from(rows.iter().map(|r| r.spec.seed as i64).collect::<Vec<_>>())),
+        Arc::new(Float64Array::from(rows.iter().map(|r| r.ret).collect::<Vec<_>>())),
+        Arc::new(Float64Array::from(rows.iter().map(|r| r.raw_return).collect::<Vec<_>>())),
+        Arc::new(BooleanArray::from(rows.iter().map(|r| r.success).collect::<Vec<_>>())),
+        Arc::new(Int32Array::from(rows.iter().map(|r| r.turns as i32).collect::<Vec<_>>())),
+        s(&|r| Some(r.status.clone())),
+        s(&|r| Some(r.termination.clone())),
+        Arc::new(toks.finish()),
+        Arc::new(mask.finish()),
+        Arc::new(lps.finish()),
+        s(&|r| Some(r.transcript.to_string())),
+        s(&|r| envs[r.spec.env].skill.clone()),
+        Arc::new(Int64Array::from(vec![st.policy_version; n])),
+        Arc::new(Int64Array::from(vec![st.round; n])),
+        Arc::new(Int32Array::from(vec![st.step; n])),
+        Arc::new(Float32Array::from(vec![st.temperature; n])),
+    ];
+    RecordBatch::try_new(ROLLOUTS.schema(), cols).expect("rollouts columns follow the contract")
+}
+
+fn run(args: Args) -> anyhow::Result<()> {
+    let start = Instant::now();
+    let arms = parse_arms(&args.arms)?;
+    let shard: Option<Shard> = args.shard.as_deref().map(str::parse).transpose().map_err(|e: String| anyhow::anyhow!("--shard {e}"))?;
+    if args.envs.is_empty() && args.memory.is_empty() {
+        bail!("nothing to play: give --envs and/or --memory");
+    }
+    if args.max_turns == 0 || args.max_new_tokens == 0 || args.group == 0 {
+        bail!("--max-turns, --max-new-tokens and --group must be at least 1");
+    }
+    if !(args.call_timeout > 0.0) {
+        bail!("--call-timeout must be positive");
+    }
+    let templates = match &args.prompts {
+        Some(d) => Templates::from_dir(d)?,
+        None => Templates::default(),
+    };
+
+    // The active pool, then this shard's slice of it.
+    let new = read_envs(&args.envs)?;
+    let memory = read_memory(&args.memory)?;
+    let (n_new, n_memory) = (new.len(), memory.len());
+    let mut pool = spade_rollout::active_pool(new, memory, args.pool);
+    let pool_size = pool.len();
+    if let Some(s) = shard {
+        pool.retain(|e| s.owns(env_hash(&e.env_id)));
+    }
+    tracing::info!(
+        "active pool: {pool_size} environments ({n_new} new rows, {n_memory} in the memory); playing {}{}",
+        pool.len(),
+        shard.map(|s| format!(" in shard {}/{}", s.index, s.count)).unwrap_or_default()
+    );
+
+    let (seed, round, step) = (args.common.seed, args.common.round, args.step);
+    let mut specs = Vec::new();
+    for (i, e) in pool.iter().enumerate() {
+        for &arm in &arms {
+            for k in 0..args.group as u32 {
+                specs.push(EpisodeSpec { env: i, arm, episode: k, seed: episode_seed(seed, round, step, &e.env_id, arm.as_str(), k) });
+            }
+        }
+    }
+
+    let model_path = args.model.model_path();
+    let policy_version = spade_cli::policy_version(&model_path)?;
+    let mut config = spade_cli::config_json(&args);
+    if let Some(o) = config.as_object_mut() {
+        o.insert("model".into(), model_path.display().to_string().into());
+        o.insert("temperature".into(), args.model.temperature.into());
+        o.insert("repr".into(), args.model.repr.to_string().into());
+    }
+    let meta = WriteMeta { table: ROLLOUTS.name.into(), seed: Some(seed), config: Some(config.clone()), tool: Some("spade-rollout".into()) };
+    let stamp = Stamp { policy_version, round: round as i64, step: step as i32, temperature: args.model.temperature };
+
+    let mut outcomes = Vec::new();
+    let mut stats = spade_rollout::PlayStats::default();
+    if !specs.is_empty() {
+        let model = args.model.load().with_context(|| format!("loading model {}", model_path.display()))?;
+        let policy = ModelPolicy {
+            model: &model,
+            params: spade_model::SamplingParams {
+                temperature: args.model.temperature,
+                top_p: args.top_p,
+                top_k: args.top_k,
+                max_new_tokens: args.max_new_tokens,
+                stop: Vec::new(),
+                stop_on_eos: true,
+                max_batch: args.batch.max(1),
+            },
+        };
+        let limits = Limits { call_timeout: std::time::Duration::from_secs_f64(args.call_timeout), ..Limits::default() };
+        let sandbox = Sandbox::new(SandboxConfig { jobs: args.jobs.max(1), limits, ..Default::default() })
+            .context("starting the sandbox")?;
+        let play = PlayConfig {
+            max_turns: args.max_turns as u32,
+            max_new_tokens: args.max_new_tokens,
+            concurrency: args.concurrency.max(1),
+            env_threads: args.env_threads.max(1),
+            templates,
+        };
+        let pb = args.common.progress(Some(specs.len() as u64), "episodes");
+        let (o, s) = spade_rollout::play(&pool, &specs, &policy, &sandbox, &play, &mut |_| pb.inc(1))?;
+        pb.finish_and_clear();
+        outcomes = o;
+        stats = s;
+    }
+
+    let mut w = TableWriter::create(&args.output, ROLLOUTS.schema(), &meta)?;
+    for chunk in outcomes.chunks(256) {
+        let refs: Vec<&EpisodeOutcome> = chunk.iter().collect();
+        w.write(&rows_batch(&refs, &pool, &stamp))?;
+    }
+    let n = w.finish().with_context(|| format!("writing {}", args.output))?;
+
+    let mut per_arm = serde_json::Map::new();
+    for &arm in &arms {
+        let ok: Vec<&EpisodeOutcome> = outcomes.iter().filter(|o| o.spec.arm == arm && o.status == "ok").collect();
+        let mean = if ok.is_empty() { None } else { Some(ok.iter().map(|o| o.ret).sum::<f64>() / ok.len() as f64) };
+        per_arm.insert(arm.as_str().into(), serde_json::json!({"ok": ok.len(), "mean_return": mean}));
+    }
+    let mut statuses = std::collections::BTreeMap::<String, usize>::new();
+    for o in &outcomes {
+        *statuses.entry(o.status.clone()).or_default() += 1;
+    }
+    let secs = start.elapsed().as_secs_f64();
+    tracing::info!(
+        "{n} episodes of {} environments into {} ({:.1} episodes/min, {:.1} generated tokens/s, statuses {statuses:?})",
+        pool.len(),
+        args.output,
+        n as f64 / secs * 60.0,
+        stats.generated_tokens as f64 / stats.wall_secs.max(1e-9)
+    );
+    args.common.metrics(
+        "spade-rollout",
+        serde_json::json!({
+            "episodes": n,
+            "environments": pool.len(),
+            "pool": pool_size,
+            "arms": per_arm,
+            "statuses": statuses,
+            "play": stats,
+            "episodes_per_min": n as f64 / secs * 60.0,
+            "seconds": secs,
+            "policy_version": policy_version,
+            "config": config,
+        }),
+    )?;
+    Ok(())
 }

@@ -1,0 +1,139 @@
+//! Rollout bench (`make bench`): episodes/min and generated tokens/s of `spade_rollout::play` on
+//! the default model with 16 seed environments (`data/seed-envs/`, every other file) × 2 arms ×
+//! G=4 = 128 episodes, all batched together, versus episodes played one at a time. Writes
+//! `target/bench/rollout.json`.
+//!
+//! Episodes are short so the bench fits a shared 2-core machine: `--max-turns 2`,
+//! `--max-new-tokens 48` by default. One at a time is measured on a subset (the first no-hint
+//! episode of every environment, 16 episodes) unless `SPADE_BENCH_FULL=1`; its rates are per
+//! episode and per token, so the two compare directly.
+//!
+//! Environment: `SPADE_BENCH_QUICK=1` (4 environments, G=2, 1 turn, 16 tokens),
+//! `SPADE_BENCH_TURNS`, `SPADE_BENCH_TOKENS`, `SPADE_BENCH_FULL=1`, `SPADE_MODEL`, `SPADE_THREADS`.
+
+use std::path::Path;
+use std::time::Instant;
+
+use serde_json::json;
+use spade_model::{ModelArgs, SamplingParams};
+use spade_rollout::seed::episode_seed;
+use spade_rollout::{play, Arm, EnvSpec, EpisodeSpec, ModelPolicy, PlayConfig, PlayStats, Setting};
+use spade_sandbox::{Sandbox, SandboxConfig};
+
+fn header(code: &str, key: &str) -> Option<String> {
+    code.lines().take_while(|l| l.starts_with('#')).find_map(|l| {
+        let (k, v) = l.trim_start_matches('#').trim().split_once(':')?;
+        (k.trim() == key).then(|| v.trim().to_string())
+    })
+}
+
+fn env_var(name: &str, default: usize) -> usize {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+fn summary(stats: &PlayStats, outcomes: &[spade_rollout::EpisodeOutcome]) -> serde_json::Value {
+    let ok = outcomes.iter().filter(|o| o.status == "ok").count();
+    json!({
+        "episodes": stats.episodes,
+        "ok": ok,
+        "turns": outcomes.iter().map(|o| o.turns as usize).sum::<usize>(),
+        "generated_tokens": stats.generated_tokens,
+        "generate_calls": stats.generate_calls,
+        "mean_batch": stats.sequences as f64 / stats.generate_calls.max(1) as f64,
+        "seconds": stats.wall_secs,
+        "generate_seconds": stats.generate_secs,
+        "episodes_per_min": stats.episodes as f64 / stats.wall_secs * 60.0,
+        "generated_tokens_per_s": stats.generated_tokens as f64 / stats.wall_secs,
+        "mean_return": outcomes.iter().map(|o| o.ret).sum::<f64>() / outcomes.len().max(1) as f64,
+    })
+}
+
+fn main() {
+    let quick = std::env::var_os("SPADE_BENCH_QUICK").is_some();
+    let full = std::env::var_os("SPADE_BENCH_FULL").is_some();
+    let (n_envs, group) = if quick { (4, 2) } else { (16, 4) };
+    let max_turns = env_var("SPADE_BENCH_TURNS", if quick { 1 } else { 2 }) as u32;
+    let max_new_tokens = env_var("SPADE_BENCH_TOKENS", if quick { 16 } else { 48 });
+
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<_> = std::fs::read_dir(root.join("data/seed-envs"))
+        .expect("data/seed-envs")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "py"))
+        .collect();
+    files.sort();
+    let envs: Vec<EnvSpec> = files
+        .iter()
+        .step_by(2)
+        .take(n_envs)
+        .map(|p| {
+            let code = std::fs::read_to_string(p).unwrap();
+            EnvSpec {
+                env_id: spade_sandbox::validate::env_id(&code),
+                hint: header(&code, "hint"),
+                skill: header(&code, "skill"),
+                setting: Setting::parse(header(&code, "setting").as_deref()),
+                code,
+                origin: "new",
+            }
+        })
+        .collect();
+    let mut specs = Vec::new();
+    for (i, e) in envs.iter().enumerate() {
+        for arm in [Arm::Hint, Arm::NoHint] {
+            for k in 0..group {
+                specs.push(EpisodeSpec { env: i, arm, episode: k, seed: episode_seed(0, 0, 0, &e.env_id, arm.as_str(), k) });
+            }
+        }
+    }
+
+    let margs = ModelArgs { threads: std::env::var("SPADE_THREADS").ok().and_then(|t| t.parse().ok()), ..Default::default() };
+    let model_path = margs.model_path();
+    let model = margs.load().unwrap_or_else(|e| panic!("loading {}: {e} (run scripts/fetch-model.sh)", model_path.display()));
+    let policy = ModelPolicy { model: &model, params: SamplingParams { temperature: 1.0, max_batch: 64, ..Default::default() } };
+    let worker = std::env::var_os(spade_sandbox::WORKER_ENV)
+        .map(Into::into)
+        .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_BIN_EXE_spade-sandbox-worker")));
+    let sandbox = Sandbox::new(SandboxConfig { jobs: 2, worker: Some(worker), ..Default::default() }).expect("sandbox");
+
+    let batched_cfg = PlayConfig { max_turns, max_new_tokens, concurrency: 256, env_threads: 8, ..Default::default() };
+    let t = Instant::now();
+    let (b_out, b_stats) = play(&envs, &specs, &policy, &sandbox, &batched_cfg, &mut |_| {}).expect("batched play");
+    eprintln!("batched: {} episodes in {:.1}s", b_out.len(), t.elapsed().as_secs_f64());
+
+    let seq_specs: Vec<EpisodeSpec> = if full {
+        specs.clone()
+    } else {
+        specs.iter().copied().filter(|s| s.arm == Arm::NoHint && s.episode == 0).collect()
+    };
+    let seq_cfg = PlayConfig { concurrency: 1, ..batched_cfg.clone() };
+    let t = Instant::now();
+    let (s_out, s_stats) = play(&envs, &seq_specs, &policy, &sandbox, &seq_cfg, &mut |_| {}).expect("one-at-a-time play");
+    eprintln!("one at a time: {} episodes in {:.1}s", s_out.len(), t.elapsed().as_secs_f64());
+
+    let b = summary(&b_stats, &b_out);
+    let s = summary(&s_stats, &s_out);
+    let speedup_eps = b["episodes_per_min"].as_f64().unwrap() / s["episodes_per_min"].as_f64().unwrap();
+    let speedup_tok = b["generated_tokens_per_s"].as_f64().unwrap() / s["generated_tokens_per_s"].as_f64().unwrap();
+    let report = json!({
+        "model": model_path.display().to_string(),
+        "repr": model.inference_repr().to_string(),
+        "threads": std::env::var("RAYON_NUM_THREADS").ok(),
+        "environments": envs.len(),
+        "arms": 2,
+        "group": group,
+        "max_turns": max_turns,
+        "max_new_tokens": max_new_tokens,
+        "quick": quick,
+        "batched": b,
+        "one_at_a_time": s,
+        "one_at_a_time_subset": !full,
+        "speedup_episodes_per_min": speedup_eps,
+        "speedup_tokens_per_s": speedup_tok,
+    });
+    let dir = root.join("target/bench");
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = serde_json::to_string_pretty(&report).unwrap();
+    std::fs::write(dir.join("rollout.json"), &text).unwrap();
+    println!("{text}");
+}

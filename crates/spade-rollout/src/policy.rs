@@ -1,0 +1,97 @@
+//! What the episode loop needs from a model.
+
+use std::sync::Mutex;
+
+use spade_model::{ChatTemplate, FinishReason, Generation, GenerationRequest, Model, SamplingParams};
+
+use crate::Result;
+
+/// A policy: a tokenizer and chat template, and batched generation.
+pub trait Policy {
+    fn chat_template(&self) -> &ChatTemplate;
+    /// Encode text (special tokens written in it are recognised; nothing is added).
+    fn encode(&self, text: &str) -> Result<Vec<u32>>;
+    /// Decode ids, special tokens kept.
+    fn decode(&self, ids: &[u32]) -> Result<String>;
+    /// Prompt + completion tokens the model can hold.
+    fn context_length(&self) -> usize;
+    /// Continue every prompt (each until an end-of-turn token, or `max_new_tokens`, or the
+    /// context length). One call for the whole batch.
+    fn generate(&self, requests: &[GenerationRequest], max_new_tokens: usize) -> Result<Vec<Generation>>;
+}
+
+/// A `spade_model::Model` sampling with fixed parameters.
+pub struct ModelPolicy<'a> {
+    pub model: &'a Model,
+    pub params: SamplingParams,
+}
+
+impl Policy for ModelPolicy<'_> {
+    fn chat_template(&self) -> &ChatTemplate {
+        self.model.chat_template()
+    }
+    fn encode(&self, text: &str) -> Result<Vec<u32>> {
+        Ok(self.model.tokenizer().encode(text, false)?)
+    }
+    fn decode(&self, ids: &[u32]) -> Result<String> {
+        Ok(self.model.tokenizer().decode(ids, false)?)
+    }
+    fn context_length(&self) -> usize {
+        self.model.context_length()
+    }
+    fn generate(&self, requests: &[GenerationRequest], max_new_tokens: usize) -> Result<Vec<Generation>> {
+        let p = SamplingParams { max_new_tokens, ..self.params.clone() };
+        Ok(self.model.generate(requests, &p)?)
+    }
+}
+
+/// Replies chosen by a function of the prompt text (decoded, special tokens kept) — a scripted
+/// agent for tests. Replies are encoded with the model's tokenizer and end with its first
+/// end-of-turn token; log-probs are 0. Every prompt it saw is kept in `prompts`.
+pub struct ScriptedPolicy<'a> {
+    pub model: &'a Model,
+    pub reply: Box<dyn Fn(&str) -> String + Send + Sync + 'a>,
+    pub prompts: Mutex<Vec<String>>,
+}
+
+impl<'a> ScriptedPolicy<'a> {
+    pub fn new(model: &'a Model, reply: impl Fn(&str) -> String + Send + Sync + 'a) -> Self {
+        ScriptedPolicy { model, reply: Box::new(reply), prompts: Mutex::new(Vec::new()) }
+    }
+}
+
+impl Policy for ScriptedPolicy<'_> {
+    fn chat_template(&self) -> &ChatTemplate {
+        self.model.chat_template()
+    }
+    fn encode(&self, text: &str) -> Result<Vec<u32>> {
+        Ok(self.model.tokenizer().encode(text, false)?)
+    }
+    fn decode(&self, ids: &[u32]) -> Result<String> {
+        Ok(self.model.tokenizer().decode(ids, false)?)
+    }
+    fn context_length(&self) -> usize {
+        self.model.context_length()
+    }
+    fn generate(&self, requests: &[GenerationRequest], max_new_tokens: usize) -> Result<Vec<Generation>> {
+        let eos = self.model.eos_ids().first().copied();
+        let mut out = Vec::with_capacity(requests.len());
+        for r in requests {
+            let prompt = self.decode(&r.prompt)?;
+            let text = (self.reply)(&prompt);
+            self.prompts.lock().unwrap_or_else(|e| e.into_inner()).push(prompt);
+            let mut tokens = self.encode(&text)?;
+            let budget = max_new_tokens.min(self.context_length().saturating_sub(r.prompt.len()));
+            let finish = if tokens.len() + 1 <= budget {
+                tokens.extend(eos);
+                if eos.is_some() { FinishReason::Eos } else { FinishReason::Length }
+            } else {
+                tokens.truncate(budget);
+                FinishReason::Length
+            };
+            let text = self.model.tokenizer().decode(&tokens[..tokens.len() - usize::from(finish == FinishReason::Eos)], false)?;
+            out.push(Generation { logprobs: vec![0.0; tokens.len()], tokens, text, finish });
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,94 @@
+//! The active pool: the round's new environments plus up to P environments of the memory, most
+//! recently seen first, never those labelled too easy, too hard, failing or leaking; with no new
+//! environment the memory's alone. `--shard I/N` then keeps the environments whose `env_id` hash
+//! falls in slice I, so the shards of one call partition its pool.
+
+use std::collections::HashSet;
+
+use crate::Setting;
+
+/// Memory labels never played.
+pub const EXCLUDED_LABELS: [&str; 4] = ["too-easy", "too-hard", "failing", "leak"];
+
+/// One environment to play.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EnvSpec {
+    pub env_id: String,
+    pub code: String,
+    pub hint: Option<String>,
+    pub skill: Option<String>,
+    pub setting: Setting,
+    /// `new` (from `--envs`) or `memory`.
+    pub origin: &'static str,
+}
+
+/// An environment of the memory, with what pool selection needs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemoryEnv {
+    pub env: EnvSpec,
+    pub last_round: i64,
+    pub label: String,
+}
+
+/// New environments (duplicates of an `env_id` dropped, first kept), then up to `pool` memory
+/// environments not among them: playable labels, `last_round` descending, later rows first
+/// among equals.
+pub fn active_pool(new: Vec<EnvSpec>, memory: Vec<MemoryEnv>, pool: usize) -> Vec<EnvSpec> {
+    let mut seen = HashSet::new();
+    let mut out: Vec<EnvSpec> = Vec::new();
+    for e in new {
+        if seen.insert(e.env_id.clone()) {
+            out.push(EnvSpec { origin: "new", ..e });
+        }
+    }
+    let mut mem: Vec<(usize, MemoryEnv)> = memory
+        .into_iter()
+        .enumerate()
+        .filter(|(_, m)| !EXCLUDED_LABELS.contains(&m.label.as_str()))
+        .collect();
+    mem.sort_by(|(ia, a), (ib, b)| b.last_round.cmp(&a.last_round).then(ib.cmp(ia)));
+    let mut taken = 0;
+    for (_, m) in mem {
+        if taken == pool {
+            break;
+        }
+        if seen.insert(m.env.env_id.clone()) {
+            out.push(EnvSpec { origin: "memory", ..m.env });
+            taken += 1;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(id: &str) -> EnvSpec {
+        EnvSpec { env_id: id.into(), code: String::new(), hint: None, skill: None, setting: Setting::Games, origin: "" }
+    }
+    fn mem(id: &str, last_round: i64, label: &str) -> MemoryEnv {
+        MemoryEnv { env: env(id), last_round, label: label.into() }
+    }
+
+    #[test]
+    fn pool_takes_recent_playable_memory() {
+        let memory = vec![
+            mem("old", 1, "seed"),
+            mem("easy", 5, "too-easy"),
+            mem("hard", 5, "too-hard"),
+            mem("fail", 5, "failing"),
+            mem("leak", 5, "leak"),
+            mem("recent", 4, "none"),
+            mem("n1", 3, "none"),
+            mem("recent2", 4, "seed"),
+            mem("new1", 9, "none"),
+        ];
+        let ids = |v: Vec<EnvSpec>| v.into_iter().map(|e| format!("{}:{}", e.env_id, e.origin)).collect::<Vec<_>>();
+        let p = active_pool(vec![env("new1"), env("new2"), env("new1")], memory.clone(), 3);
+        assert_eq!(ids(p), ["new1:new", "new2:new", "recent2:memory", "recent:memory", "n1:memory"]);
+        let p = active_pool(vec![], memory.clone(), 2);
+        assert_eq!(ids(p), ["new1:memory", "recent2:memory"]);
+        assert!(active_pool(vec![], memory, 0).is_empty());
+    }
+}

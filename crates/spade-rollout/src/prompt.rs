@@ -1,0 +1,171 @@
+//! The agent's prompt: a system prompt per setting and a first-observation template (files under
+//! `data/prompts/`, built in, or read from a folder with `--prompts`), and the chat-template
+//! segments appended between turns.
+//!
+//! Templates (Jinja, rendered with minijinja):
+//! - `agent-system-games.j2`, `agent-system-tool-use.j2`: the system prompt (variables: none);
+//! - `agent-first-observation.j2`: the first user message (variables: `observation`, `hint` —
+//!   set only in the hint arm —, `setting`). Later observations are sent as they are.
+
+use std::path::Path;
+
+use spade_model::{ChatTemplate, Message};
+
+use crate::{Error, Result, Setting};
+
+pub const SYSTEM_GAMES: &str = "agent-system-games.j2";
+pub const SYSTEM_TOOL_USE: &str = "agent-system-tool-use.j2";
+pub const FIRST_OBSERVATION: &str = "agent-first-observation.j2";
+
+const BUILTIN: [(&str, &str); 3] = [
+    (SYSTEM_GAMES, include_str!("../../../data/prompts/agent-system-games.j2")),
+    (SYSTEM_TOOL_USE, include_str!("../../../data/prompts/agent-system-tool-use.j2")),
+    (FIRST_OBSERVATION, include_str!("../../../data/prompts/agent-first-observation.j2")),
+];
+
+/// The agent's prompt templates.
+#[derive(Clone)]
+pub struct Templates {
+    env: minijinja::Environment<'static>,
+}
+
+impl std::fmt::Debug for Templates {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Templates")
+    }
+}
+
+impl Default for Templates {
+    fn default() -> Self {
+        Templates::from_sources(BUILTIN.iter().map(|(n, s)| (n.to_string(), s.to_string())).collect())
+            .expect("built-in templates compile")
+    }
+}
+
+impl Templates {
+    /// Templates read from a folder holding the three files.
+    pub fn from_dir(dir: &Path) -> Result<Templates> {
+        let mut sources = Vec::new();
+        for (name, _) in BUILTIN {
+            let p = dir.join(name);
+            let text = std::fs::read_to_string(&p)
+                .map_err(|e| Error::Template { name: p.display().to_string(), message: e.to_string() })?;
+            sources.push((name.to_string(), text));
+        }
+        Templates::from_sources(sources)
+    }
+
+    fn from_sources(sources: Vec<(String, String)>) -> Result<Templates> {
+        let mut env = minijinja::Environment::new();
+        env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+        for (name, text) in sources {
+            // A trailing newline of the file is not part of the prompt.
+            let text = text.strip_suffix('\n').map(str::to_string).unwrap_or(text);
+            env.add_template_owned(name.clone(), text)
+                .map_err(|e| Error::Template { name: name.clone(), message: e.to_string() })?;
+        }
+        Ok(Templates { env })
+    }
+
+    fn render(&self, name: &str, ctx: minijinja::Value) -> Result<String> {
+        let t = self.env.get_template(name).map_err(|e| Error::Template { name: name.into(), message: e.to_string() })?;
+        t.render(ctx).map_err(|e| Error::Template { name: name.into(), message: e.to_string() })
+    }
+
+    /// The system prompt of a setting.
+    pub fn system(&self, setting: Setting) -> Result<String> {
+        let name = match setting {
+            Setting::Games => SYSTEM_GAMES,
+            Setting::ToolUse => SYSTEM_TOOL_USE,
+        };
+        self.render(name, minijinja::context! {})
+    }
+
+    /// The first user message: the observation, plus the hint in the hint arm.
+    pub fn first_observation(&self, setting: Setting, observation: &str, hint: Option<&str>) -> Result<String> {
+        self.render(
+            FIRST_OBSERVATION,
+            minijinja::context! { observation => observation, hint => hint, setting => setting.as_str() },
+        )
+    }
+}
+
+/// What the chat template writes around turns, learnt once from dummy conversations.
+#[derive(Debug, Clone)]
+pub struct TurnFormat {
+    /// Text the template puts after an assistant message's content (e.g. `<|im_end|>\n`).
+    pub assistant_tail: String,
+    /// Text the template writes for a user message `X` following an assistant message, with the
+    /// assistant's turn opened again: `before + X + after`.
+    pub user_before: String,
+    pub user_after: String,
+}
+
+const PROBE_SYS: &str = "\u{2}system\u{2}";
+const PROBE_USER: &str = "\u{2}user\u{2}";
+const PROBE_ASSISTANT: &str = "\u{2}assistant\u{2}";
+const PROBE_OBS: &str = "\u{2}observation\u{2}";
+
+impl TurnFormat {
+    pub fn learn(chat: &ChatTemplate) -> Result<TurnFormat> {
+        let bad = |m: &str| Error::Chat(format!("cannot append turns with this chat template: {m}"));
+        let render = |m: &[Message], gen: bool| chat.render(m, gen).map_err(|e| Error::Chat(e.to_string()));
+        let (s, u, a, o) = (
+            Message::system(PROBE_SYS),
+            Message::user(PROBE_USER),
+            Message::assistant(PROBE_ASSISTANT),
+            Message::user(PROBE_OBS),
+        );
+        let opened = render(&[s.clone(), u.clone()], true)?;
+        let closed = render(&[s.clone(), u.clone(), a.clone()], false)?;
+        let rest = closed.strip_prefix(opened.as_str()).ok_or_else(|| bad("an assistant message changes the prompt before it"))?;
+        let assistant_tail = rest
+            .strip_prefix(PROBE_ASSISTANT)
+            .ok_or_else(|| bad("the assistant's content is not written right after the generation prompt"))?
+            .to_string();
+        let next = render(&[s, u, a, o], true)?;
+        let seg = next.strip_prefix(closed.as_str()).ok_or_else(|| bad("a user message changes the conversation before it"))?;
+        let (user_before, user_after) = seg.split_once(PROBE_OBS).ok_or_else(|| bad("the user's content is not written as is"))?;
+        Ok(TurnFormat { assistant_tail, user_before: user_before.to_string(), user_after: user_after.to_string() })
+    }
+
+    /// The text to append after the model's reply so that the sequence continues with the
+    /// observation and a new assistant turn: the assistant's tail, less the end-of-turn token
+    /// the model sampled itself (`eos_text`, its decoded text, when the reply ended with one),
+    /// then the user turn.
+    pub fn observation_segment(&self, eos_text: Option<&str>, observation: &str) -> String {
+        let tail = match eos_text {
+            Some(e) if !e.is_empty() => self.assistant_tail.strip_prefix(e).unwrap_or(&self.assistant_tail),
+            _ => &self.assistant_tail,
+        };
+        format!("{tail}{}{observation}{}", self.user_before, self.user_after)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hint_only_when_given() {
+        let t = Templates::default();
+        let with = t.first_observation(Setting::Games, "OBS", Some("HINT")).unwrap();
+        let without = t.first_observation(Setting::Games, "OBS", None).unwrap();
+        assert_eq!(with.matches("HINT").count(), 1);
+        assert!(with.starts_with("OBS"));
+        assert_eq!(without, "OBS");
+        assert!(t.system(Setting::ToolUse).unwrap().contains("JSON"));
+        assert!(t.system(Setting::Games).unwrap().contains("\\boxed{"));
+    }
+
+    #[test]
+    fn chatml_turn_format() {
+        let chat = ChatTemplate::new(spade_model::chat::CHATML, None, None).unwrap();
+        let f = TurnFormat::learn(&chat).unwrap();
+        assert_eq!(f.assistant_tail, "<|im_end|>\n");
+        assert_eq!(f.user_before, "<|im_start|>user\n");
+        assert_eq!(f.user_after, "<|im_end|>\n<|im_start|>assistant\n");
+        assert_eq!(f.observation_segment(Some("<|im_end|>"), "O"), "\n<|im_start|>user\nO<|im_end|>\n<|im_start|>assistant\n");
+        assert_eq!(f.observation_segment(None, "O"), "<|im_end|>\n<|im_start|>user\nO<|im_end|>\n<|im_start|>assistant\n");
+    }
+}
