@@ -77,7 +77,7 @@ build:
 	$(CARGO) build $(CARGO_FLAGS) $(if $(FEATURES),--features $(FEATURES),) --bins
 
 test: deps venv model
-	$(CARGO) test --workspace
+	$(CARGO) test --workspace --no-fail-fast
 
 ## Slow tests too (ignored by default).
 test-all: deps venv model

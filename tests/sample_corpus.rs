@@ -113,7 +113,6 @@ fn truncation_and_column_mapping_and_carry_through() {
 
 #[test]
 fn stdin_and_stdout() {
-    let d = tmp();
     let rows = corpus_rows(&[("math", 5)], 4);
     let input: String = rows.iter().map(|r| format!("{r}\n")).collect();
     let out = stage("spade-sample-corpus").args(["-", "-o", "-", "--n", "5"]).write_stdin(input).output().unwrap();
