@@ -20,6 +20,9 @@ export SPADE_PYTHON := $(PYTHON)
 
 # ---- run knobs (recorded in runs/$(RUN)/config.json) ---------------------------------------
 RUN ?= default
+RUNS ?= runs
+CORPUS ?= data/corpus
+SEEDS ?= data/seed-envs
 SEED ?= 0
 ROUND ?= 1
 N ?= 1
@@ -43,6 +46,26 @@ FROZEN_DESIGNER ?=
 NO_MEMORY ?=
 NO_CORPUS ?=
 VARIANT ?= blend
+# Extra flags per stage (the defaults keep a round on the 2-core CPU machine within minutes).
+DESIGN_FLAGS ?= --max-new-tokens 768 --examples 1
+VALIDATE_FLAGS ?=
+ROLLOUT_FLAGS ?= --max-new-tokens 96 --max-turns 3
+REGRET_FLAGS ?=
+GRPO_FLAGS ?=
+EVAL_FLAGS ?= --max-tokens 256
+# A fixed candidates table used instead of running the designer (tests, replays of a saved batch).
+CANDIDATES ?=
+# The stage programs: swap any for your own program that honours the same file contract.
+SAMPLE_CORPUS ?= $(BIN)/spade-sample-corpus
+DESIGN ?= $(BIN)/spade-design
+VALIDATE ?= $(BIN)/spade-validate
+ROLLOUT ?= $(BIN)/spade-rollout
+REGRET ?= $(BIN)/spade-regret
+GRPO_STEP ?= $(BIN)/spade-grpo-step
+EVAL ?= $(BIN)/spade-eval
+# NO_BUILD=1: use the binaries already in BIN (e.g. built by `cargo test`).
+NO_BUILD ?=
+BUILD_DEP := $(if $(NO_BUILD),,build)
 
 comma := ,
 DOCS := $(word 1,$(subst $(comma), ,$(SIZE)))
@@ -93,7 +116,7 @@ bench: deps venv model
 	@echo "bench results in target/bench/*.json"
 
 # ---- one round ----------------------------------------------------------------------------
-RUNDIR := runs/$(RUN)
+RUNDIR := $(RUNS)/$(RUN)
 R4 = $(shell printf %04d $(1))
 RDIR := $(RUNDIR)/round-$(call R4,$(ROUND))
 PREV := $(RUNDIR)/round-$(call R4,$(shell echo $$(($(ROUND)-1))))
@@ -112,28 +135,40 @@ DROUND := $(shell echo $$(($(ROUND)-$(DELAY))))
 DDIR := $(RUNDIR)/round-$(call R4,$(DROUND))
 TRAIN_DESIGNER := $(if $(or $(FIXED_POOL),$(FROZEN_DESIGNER)),,$(shell [ $(DROUND) -ge 1 ] && echo 1))
 
-$(RUNDIR)/config.json:
+# Every knob of the run, recorded once when the run starts (JSON written by the venv's Python so
+# that flag strings are quoted correctly).
+$(RUNDIR)/config.json: | venv
 	mkdir -p $(RUNDIR)
-	printf '{"run":"%s","seed":%s,"size":"%s","steps":%s,"delay":%s,"eval_every":%s,"threads":%s,"device":"%s","model":"%s","pool":%s,"variant":"%s","fixed_pool":"%s","frozen_designer":"%s","no_memory":"%s","no_corpus":"%s"}\n' \
-	  "$(RUN)" "$(SEED)" "$(SIZE)" "$(STEPS)" "$(DELAY)" "$(EVAL_EVERY)" "$(THREADS)" "$(DEVICE)" "$(MODEL)" "$(POOL)" "$(VARIANT)" "$(FIXED_POOL)" "$(FROZEN_DESIGNER)" "$(NO_MEMORY)" "$(NO_CORPUS)" > $@.tmp
+	$(PYTHON) -c 'import json,sys; a=sys.argv[1:]; json.dump(dict(zip(a[::2],a[1::2])),open("$@.tmp","w"),indent=1)' \
+	  run "$(RUN)" seed "$(SEED)" size "$(SIZE)" steps "$(STEPS)" delay "$(DELAY)" eval_every "$(EVAL_EVERY)" \
+	  eval_suites "$(EVAL_SUITES)" eval_n "$(EVAL_N)" threads "$(THREADS)" device "$(DEVICE)" model "$(MODEL)" \
+	  pool "$(POOL)" temperature "$(TEMPERATURE)" lr "$(LR)" variant "$(VARIANT)" fixed_pool "$(FIXED_POOL)" \
+	  frozen_designer "$(FROZEN_DESIGNER)" no_memory "$(NO_MEMORY)" no_corpus "$(NO_CORPUS)" corpus "$(CORPUS)" \
+	  seeds "$(SEEDS)" candidates "$(CANDIDATES)" design_flags "$(DESIGN_FLAGS)" validate_flags "$(VALIDATE_FLAGS)" \
+	  rollout_flags "$(ROLLOUT_FLAGS)" regret_flags "$(REGRET_FLAGS)" grpo_flags "$(GRPO_FLAGS)" eval_flags "$(EVAL_FLAGS)"
 	mv $@.tmp $@
 
 # The starting memory: the seed environments, validated.
-$(RUNDIR)/memory-0000.parquet: $(RUNDIR)/config.json | build
-	$(BIN)/spade-validate data/seed-envs -o $(RUNDIR)/seed-envs.parquet --rejects $(RUNDIR)/seed-rejects.parquet --round 0 $(METRICS)
-	$(BIN)/spade-regret --envs $(RUNDIR)/seed-envs.parquet -o $(RUNDIR)/seed-scores.parquet --memory-out $@ --round 0 $(METRICS)
+$(RUNDIR)/memory-0000.parquet: $(RUNDIR)/config.json | $(BUILD_DEP)
+	$(VALIDATE) $(SEEDS) -o $(RUNDIR)/seed-envs.parquet --rejects $(RUNDIR)/seed-rejects.parquet --round 0 $(METRICS)
+	$(REGRET) --envs $(RUNDIR)/seed-envs.parquet -o $(RUNDIR)/seed-scores.parquet --memory-out $@ --round 0 $(METRICS)
 
-$(RDIR)/docs.parquet: $(RUNDIR)/config.json | build
-	$(BIN)/spade-sample-corpus data/corpus -o $@ --n $(DOCS) $(COMMON)
+$(RDIR)/docs.parquet: $(RUNDIR)/config.json | $(BUILD_DEP)
+	$(SAMPLE_CORPUS) $(CORPUS) -o $@ --n $(DOCS) $(COMMON)
 
+ifeq ($(CANDIDATES),)
 $(RDIR)/candidates.parquet: $(RDIR)/docs.parquet $(START_MEMORY) $(START_CKPT)
-	$(BIN)/spade-design --model $(START_MODEL) --docs $< --memory $(START_MEMORY) -o $@ --per-doc $(PER_DOC) \
-	  $(if $(NO_MEMORY),--no-memory,) $(if $(NO_CORPUS),--no-corpus,) $(MODELFLAGS) $(COMMON)
+	$(DESIGN) --model $(START_MODEL) --docs $< --memory $(START_MEMORY) -o $@ --per-doc $(PER_DOC) \
+	  $(if $(NO_MEMORY),--no-memory,) $(if $(NO_CORPUS),--no-corpus,) $(DESIGN_FLAGS) $(MODELFLAGS) $(COMMON)
+else
+$(RDIR)/candidates.parquet: $(CANDIDATES) $(RDIR)/docs.parquet
+	mkdir -p $(RDIR) && cp $< $@.tmp && mv $@.tmp $@
+endif
 
 ifeq ($(FIXED_POOL),)
 NEW_ENVS := $(RDIR)/envs.parquet
 $(RDIR)/envs.parquet: $(RDIR)/candidates.parquet
-	$(BIN)/spade-validate $< -o $@ --rejects $(RDIR)/rejects.parquet --jobs 2 $(COMMON)
+	$(VALIDATE) $< -o $@ --rejects $(RDIR)/rejects.parquet --jobs 2 $(VALIDATE_FLAGS) $(COMMON)
 else
 NEW_ENVS :=
 endif
@@ -141,21 +176,21 @@ endif
 # Agent steps: rollout → regret → grpo-step; the memory and the checkpoint chain through the steps.
 define STEP_RULES
 $(call SDIR,$(1))/rollouts.parquet: $(NEW_ENVS) $(if $(filter 0,$(1)),$(START_MEMORY) $(START_CKPT),$(call SDIR,$(shell echo $$(($(1)-1))))/memory.parquet $(call SDIR,$(shell echo $$(($(1)-1))))/checkpoint/trainer_state.json)
-	$(BIN)/spade-rollout --model $(if $(filter 0,$(1)),$(START_MODEL),$(call SDIR,$(shell echo $$(($(1)-1))))/checkpoint) \
+	$(ROLLOUT) --model $(if $(filter 0,$(1)),$(START_MODEL),$(call SDIR,$(shell echo $$(($(1)-1))))/checkpoint) \
 	  $(if $(NEW_ENVS),--envs $(NEW_ENVS),) --memory $(if $(filter 0,$(1)),$(START_MEMORY),$(call SDIR,$(shell echo $$(($(1)-1))))/memory.parquet) \
-	  --pool $(POOL) --group $(GROUP) --step $(1) -o $$@ $(MODELFLAGS) $(COMMON)
+	  --pool $(POOL) --group $(GROUP) --step $(1) -o $$@ $(ROLLOUT_FLAGS) $(MODELFLAGS) $(COMMON)
 
 $(call SDIR,$(1))/memory.parquet: $(call SDIR,$(1))/rollouts.parquet
-	$(BIN)/spade-regret $$< --memory $(if $(filter 0,$(1)),$(START_MEMORY),$(call SDIR,$(shell echo $$(($(1)-1))))/memory.parquet) \
+	$(REGRET) $$< --memory $(if $(filter 0,$(1)),$(START_MEMORY),$(call SDIR,$(shell echo $$(($(1)-1))))/memory.parquet) \
 	  $(if $(and $(filter 0,$(1)),$(NEW_ENVS)),--envs $(NEW_ENVS),) \
 	  $(if $(and $(filter $(LAST_STEP),$(1)),$(TRAIN_DESIGNER)),--candidates $(DDIR)/candidates.parquet --rejects $(DDIR)/rejects.parquet,) \
-	  --variant $(VARIANT) -o $(call SDIR,$(1))/scores.parquet --memory-out $$@ $(COMMON)
+	  --variant $(VARIANT) -o $(call SDIR,$(1))/scores.parquet --memory-out $$@ $(REGRET_FLAGS) $(COMMON)
 
 $(call SDIR,$(1))/checkpoint/trainer_state.json: $(call SDIR,$(1))/memory.parquet
-	$(BIN)/spade-grpo-step --model $(if $(filter 0,$(1)),$(START_MODEL),$(call SDIR,$(shell echo $$(($(1)-1))))/checkpoint) \
+	$(GRPO_STEP) --model $(if $(filter 0,$(1)),$(START_MODEL),$(call SDIR,$(shell echo $$(($(1)-1))))/checkpoint) \
 	  --rollouts $(call SDIR,$(1))/rollouts.parquet \
 	  $(if $(and $(filter $(LAST_STEP),$(1)),$(TRAIN_DESIGNER)),--candidates $(DDIR)/candidates.parquet --scores $(call SDIR,$(1))/scores.parquet,) \
-	  --lr $(LR) -o $(call SDIR,$(1))/checkpoint $(MODELFLAGS) $(COMMON)
+	  --lr $(LR) -o $(call SDIR,$(1))/checkpoint $(GRPO_FLAGS) $(MODELFLAGS) $(COMMON)
 endef
 $(foreach s,$(STEP_IDS),$(eval $(call STEP_RULES,$(s))))
 
@@ -164,18 +199,21 @@ $(RDIR)/memory.parquet: $(call SDIR,$(LAST_STEP))/memory.parquet $(FINAL_CKPT)
 	cp $< $@.tmp && mv $@.tmp $@
 
 $(RDIR)/eval.parquet: $(FINAL_CKPT)
-	$(BIN)/spade-eval --model $(call SDIR,$(LAST_STEP))/checkpoint --suite $(EVAL_SUITES) --n $(EVAL_N) -o $@ $(MODELFLAGS) $(COMMON)
+	$(EVAL) --model $(call SDIR,$(LAST_STEP))/checkpoint --suite $(EVAL_SUITES) --n $(EVAL_N) -o $@ $(EVAL_FLAGS) $(MODELFLAGS) $(COMMON)
 
 DO_EVAL := $(shell [ $$(($(ROUND) % $(EVAL_EVERY))) -eq 0 ] && echo 1)
-round: build
+# The default MODEL is fetched first; a MODEL given on the command line is used as it is.
+MODEL_DEP := $(if $(filter file,$(origin MODEL)),model,)
+round: $(BUILD_DEP) venv $(MODEL_DEP)
 	$(MAKE) --no-print-directory $(RDIR)/memory.parquet $(if $(DO_EVAL),$(RDIR)/eval.parquet,) ROUND=$(ROUND)
-	@echo "round $(ROUND) of run $(RUN) done: $(RDIR) (report: make report RUN=$(RUN))"
+	$(PYTHON) scripts/report.py $(RUNDIR) >/dev/null
+	@echo "round $(ROUND) of run $(RUN) done: $(RDIR); report: $(RUNDIR)/report.html"
 
-rounds: build
-	for r in $$(seq 1 $(N)); do $(MAKE) --no-print-directory round ROUND=$$r || exit $$?; done
+rounds: $(BUILD_DEP) venv $(MODEL_DEP)
+	for r in $$(seq 1 $(N)); do $(MAKE) --no-print-directory round ROUND=$$r NO_BUILD=1 || exit $$?; done
 
 report: venv
 	$(PYTHON) scripts/report.py $(RUNDIR)
 
 clean-runs:
-	rm -rf runs
+	rm -rf $(RUNS)

@@ -10,15 +10,8 @@ use spade_model::{candle_core::Device, Model};
 
 use crate::util::*;
 
-/// A tiny model folder whose context is widened to `ctx` (the designer prompt with two example
-/// environments is a few thousand byte-level tokens).
 fn tiny(dir: &Path, ctx: usize) -> Model {
-    spade_model::write_tiny_model(dir, 5, spade_model::TinySpec::default()).unwrap();
-    let cfg_path = dir.join("config.json");
-    let mut cfg: Value = serde_json::from_str(&std::fs::read_to_string(&cfg_path).unwrap()).unwrap();
-    cfg["max_position_embeddings"] = json!(ctx);
-    std::fs::write(&cfg_path, cfg.to_string()).unwrap();
-    spade_model::load(dir, &Device::Cpu).unwrap()
+    spade_model::load(&tiny_model(dir, 5, ctx), &Device::Cpu).unwrap()
 }
 
 fn docs(path: &Path, n: usize, words: usize) {

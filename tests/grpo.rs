@@ -383,7 +383,7 @@ fn resume_from_checkpoints_is_bit_identical_to_an_uninterrupted_run() {
     let lines = read_jsonl(&metrics);
     assert_eq!(lines.len(), 3);
     let l = &lines[2];
-    assert_eq!(l["stage"], "grpo-step");
+    assert_eq!(l["stage"], "spade-grpo-step");
     assert_eq!(l["policy_version"], 3);
     for k in ["loss", "grad_norm", "grad_clip_factor", "micro_batches", "time", "agent", "designer"] {
         assert!(!l["metrics"][k].is_null(), "metrics.{k}");

@@ -175,7 +175,6 @@ fn shards_together_equal_one_run() {
     let s1 = rollout(&mpath, &envs, &dir.path().join("s1.jsonl"), &["--temperature", "0", "--shard", "1/2"]);
     assert!(!s0.is_empty() && !s1.is_empty(), "both shards play something");
     let mut parts = sorted(s0);
-    let n = parts.len();
     parts.extend(sorted(s1));
     assert_eq!(parts.len(), whole.len(), "shards are disjoint and cover the run");
     for (k, w) in &whole {

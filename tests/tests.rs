@@ -12,6 +12,7 @@ mod design;
 mod eval;
 mod regret;
 mod rollout;
+mod round;
 mod sample_corpus;
 mod sandbox;
 mod validate;

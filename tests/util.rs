@@ -87,3 +87,19 @@ pub fn python() -> PathBuf {
     );
     venv
 }
+
+/// A tiny random model folder (seed `seed`) whose context is widened to `ctx` tokens (designer
+/// prompts with an example environment are a few thousand byte-level tokens).
+pub fn tiny_model(dir: &Path, seed: u64, ctx: usize) -> PathBuf {
+    spade_model::write_tiny_model(dir, seed, spade_model::TinySpec::default()).unwrap();
+    let cfg_path = dir.join("config.json");
+    let mut cfg: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&cfg_path).unwrap()).unwrap();
+    cfg["max_position_embeddings"] = serde_json::json!(ctx);
+    std::fs::write(&cfg_path, cfg.to_string()).unwrap();
+    dir.to_path_buf()
+}
+
+/// The folder holding this package's binaries as `cargo test` built them.
+pub fn bin_dir() -> PathBuf {
+    assert_cmd::cargo::cargo_bin("spade-design").parent().unwrap().to_path_buf()
+}

@@ -58,6 +58,8 @@ fn every_row_lands_in_exactly_one_output_with_the_right_reason() {
         cand("busy", "class BusyEnv:\n def reset(self, seed=None):\n  while True: pass\n def step(self, a):\n  return 'x', 0.0, True, False, {}\n", ""),
         cand("nan", &fixture("adversarial/nan_reward.py"), ""),
         serde_json::json!({"candidate_id": "final", "code": "this is not python", "final_code": fixture("validate/reference_style.py"), "hint": null}),
+        // Any action wins half the time, the empty one too: that is no leak of the hint.
+        cand("any-wins", &std::fs::read_to_string(root().join("tests/data/round-seeds/coin.py")).unwrap(), "Luck decides."),
     ];
     let (envs, rej) = validate(d.path(), &rows, &[]);
     assert_eq!(envs.len() + rej.len(), rows.len(), "envs {envs:#?}\nrejects {rej:#?}");
@@ -70,7 +72,7 @@ fn every_row_lands_in_exactly_one_output_with_the_right_reason() {
         let r = by_id(&rej, id).unwrap_or_else(|| panic!("{id} not rejected; rejects: {rej:#?}"));
         (r["stage"].as_str().unwrap().to_string(), r["error"].as_str().unwrap().to_string())
     };
-    for id in ["ok", "wordle", "tool", "no-leak", "final"] {
+    for id in ["ok", "wordle", "tool", "no-leak", "final", "any-wins"] {
         assert!(by_id(&envs, id).is_some(), "{id} should pass: {:?}", by_id(&rej, id));
     }
     assert_eq!(stage_of("exact-dup").0, "duplicate");

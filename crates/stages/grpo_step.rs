@@ -220,7 +220,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         o.insert("model".into(), model_path.display().to_string().into());
     }
     args.common.metrics(
-        "grpo-step",
+        "spade-grpo-step",
         serde_json::json!({
             "model": model_path.display().to_string(),
             "output": args.output.display().to_string(),

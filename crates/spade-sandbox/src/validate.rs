@@ -435,7 +435,8 @@ fn hint_leak(ep: &mut Episode, hint: &str, setting: Setting, stats: &ProbeStats,
         return Ok(None);
     }
     for a in &stats.winning_actions {
-        if hint.contains(a.as_str()) {
+        // An empty winning action is in every text; it says nothing about the hint.
+        if !a.trim().is_empty() && hint.contains(a.as_str()) {
             return Ok(Some(format!("the hint contains the winning action {a:?}")));
         }
         if let Some(inner) = boxed_inner(a).filter(|i| specific(i)) {

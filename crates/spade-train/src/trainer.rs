@@ -106,6 +106,10 @@ pub struct RoleMetrics {
     /// Mean k3 over trained tokens (0 without KL).
     pub kl: f64,
     pub adv_mean_abs: f64,
+    /// Norm of this role's part of the gradient before clipping (mean over mini-batches). The
+    /// designer's micro-batches run first, so its part is measured exactly without a second
+    /// buffer; the agent's is known only when it trains alone (0 otherwise).
+    pub grad_norm: f64,
     #[serde(skip)]
     n_clipped: usize,
     #[serde(skip)]
@@ -192,20 +196,28 @@ fn agg_weights(samples: &[&Sample], agg: LossAgg, dr_norm: f64) -> Vec<Vec<f64>>
         .collect()
 }
 
-/// Micro-batches of sample indices: same temperature, sorted by length, at most `size` each.
+/// Micro-batches of sample indices: one role (the designer's first) and one temperature each,
+/// sorted by length, at most `size` each.
 fn micro_batches(samples: &[&Sample], size: usize) -> Vec<Vec<usize>> {
     let mut idx: Vec<usize> = (0..samples.len()).collect();
+    let designer_first = |s: &Sample| u8::from(s.role != Role::Designer);
     idx.sort_by(|&a, &b| {
-        samples[a]
-            .temperature
-            .total_cmp(&samples[b].temperature)
+        designer_first(samples[a])
+            .cmp(&designer_first(samples[b]))
+            .then(samples[a].temperature.total_cmp(&samples[b].temperature))
             .then(samples[a].tokens.len().cmp(&samples[b].tokens.len()))
             .then(a.cmp(&b))
     });
     let mut out: Vec<Vec<usize>> = Vec::new();
     for i in idx {
         match out.last_mut() {
-            Some(mb) if mb.len() < size && samples[mb[0]].temperature == samples[i].temperature => mb.push(i),
+            Some(mb)
+                if mb.len() < size
+                    && samples[mb[0]].temperature == samples[i].temperature
+                    && samples[mb[0]].role == samples[i].role =>
+            {
+                mb.push(i)
+            }
             _ => out.push(vec![i]),
         }
     }
@@ -271,7 +283,9 @@ impl Trainer {
         let obj = &cfg.objective;
         let vars = self.model.weights().named_vars();
         let mut loss = 0.0;
-        for mb in micro_batches(samples, cfg.micro_batch.max(1)) {
+        let mbs = micro_batches(samples, cfg.micro_batch.max(1));
+        let roles: Vec<Role> = mbs.iter().map(|mb| samples[mb[0]].role).collect();
+        for (k, mb) in mbs.into_iter().enumerate() {
             let seqs: Vec<Vec<u32>> = mb.iter().map(|&i| samples[i].tokens.clone()).collect();
             let temp = samples[mb[0]].temperature;
             let t0 = Instant::now();
@@ -330,6 +344,14 @@ impl Trainer {
             drop(store);
             m.time.backward += t0.elapsed().as_secs_f64();
             m.micro_batches += 1;
+            // The designer's micro-batches come first: at the last of them the buffer holds
+            // exactly its part of the gradient.
+            let last_of_role = roles.get(k + 1) != Some(&roles[k]);
+            if last_of_role && roles[k] == Role::Designer {
+                m.designer.grad_norm += optim::global_norm(grads);
+            } else if last_of_role && roles[0] == Role::Agent {
+                m.agent.grad_norm += optim::global_norm(grads);
+            }
         }
         Ok(loss)
     }
@@ -399,6 +421,8 @@ impl Trainer {
         }
         m.agent.loss /= nmb as f64;
         m.designer.loss /= nmb as f64;
+        m.agent.grad_norm /= nmb as f64;
+        m.designer.grad_norm /= nmb as f64;
         m.agent.finish();
         m.designer.finish();
         if !norms.is_empty() {
@@ -528,5 +552,11 @@ mod tests {
         let refs: Vec<&Sample> = s.iter().collect();
         let mb = micro_batches(&refs, 2);
         assert_eq!(mb, vec![vec![4, 1], vec![3, 0], vec![2]]);
+        // Roles never share a micro-batch; the designer's come first.
+        let mut s = s;
+        s[0].role = Role::Designer;
+        s[2].role = Role::Designer;
+        let refs: Vec<&Sample> = s.iter().collect();
+        assert_eq!(micro_batches(&refs, 2), vec![vec![0, 2], vec![4, 1], vec![3]]);
     }
 }

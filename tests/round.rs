@@ -1,0 +1,301 @@
+//! The round end to end, through the Makefile exactly as a user runs it, with a tiny random model
+//! on tiny inputs: every table present with consistent row counts and joins, an agent batch and a
+//! designer batch trained (a designer group whose rewards differ is arranged by fixing the
+//! candidates: half of them replaced by a valid seed environment), weights changed by the
+//! gradient, the report written; and `make rounds` killed in the middle of a stage resumes to the
+//! same final outputs as an uninterrupted run.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use spade_model::candle_core::Device;
+
+use crate::util::*;
+
+/// Short documents of two domains.
+fn corpus(dir: &Path) -> PathBuf {
+    let c = dir.join("corpus");
+    std::fs::create_dir_all(&c).unwrap();
+    write_jsonl(&c.join("docs.jsonl"), &corpus_rows(&[("math", 3), ("code", 3)], 40));
+    c
+}
+
+/// `make` in the repository root with the binaries `cargo test` built, runs under `runs`, the tiny
+/// model and small sizes; `extra` adds or overrides variables and targets.
+fn make(runs: &Path, model: &Path, corpus: &Path, extra: &[String]) -> Command {
+    let mut c = Command::new("make");
+    c.current_dir(root()).arg("--no-print-directory").arg("-s");
+    for (k, _) in std::env::vars() {
+        if k.starts_with("SPADE_") && k != "SPADE_PYTHON" || k.starts_with("MAKE") {
+            c.env_remove(k);
+        }
+    }
+    c.env_remove("RUST_LOG");
+    c.args([
+        "NO_BUILD=1".to_string(),
+        format!("BIN={}", bin_dir().display()),
+        format!("RUNS={}", runs.display()),
+        format!("MODEL={}", model.display()),
+        format!("CORPUS={}", corpus.display()),
+        // Seed environments a random policy wins half of the time, so agent groups have variance.
+        format!("SEEDS={}", root().join("tests/data/round-seeds").display()),
+        "SIZE=2,2,4".into(),
+        "POOL=2".into(),
+        "THREADS=1".into(),
+        "DESIGN_FLAGS=--max-new-tokens 24 --examples 0 --negatives 0".into(),
+        "ROLLOUT_FLAGS=--max-new-tokens 6 --max-turns 2 --progress off".into(),
+        "EVAL_SUITES=rg:math".into(),
+        "EVAL_N=1".into(),
+        "EVAL_FLAGS=--max-tokens 6 --progress off".into(),
+        "LR=1e-3".into(),
+        "GRPO_FLAGS=--weight-decay 0".into(),
+    ]);
+    c.args(extra);
+    c
+}
+
+fn run_ok(mut c: Command) {
+    let out = c.output().expect("make runs");
+    assert!(
+        out.status.success(),
+        "make failed ({}):\n{}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Rows of a table as JSON objects (via spade-io).
+fn rows(path: &Path) -> Vec<Value> {
+    let batches = spade_io::TableReader::open(&[path.display().to_string()]).unwrap().read_all().unwrap();
+    let mut out = Vec::new();
+    for b in batches {
+        let rb = &b.batch;
+        let mut buf = Vec::new();
+        {
+            let mut w = arrow::json::LineDelimitedWriter::new(&mut buf);
+            w.write(rb).unwrap();
+            w.finish().unwrap();
+        }
+        for l in String::from_utf8(buf).unwrap().lines() {
+            out.push(serde_json::from_str(l).unwrap());
+        }
+    }
+    out
+}
+
+fn strs(rows: &[Value], col: &str) -> Vec<String> {
+    rows.iter().filter_map(|r| r.get(col).and_then(|v| v.as_str()).map(String::from)).collect()
+}
+
+/// The candidates of a real (tiny-model) design, with the sample-0 candidate of every document
+/// replaced by a valid seed environment, so each designer group has a valid and an invalid member.
+fn fixed_candidates(dir: &Path, model: &Path, corpus: &Path) -> PathBuf {
+    let runs = dir.join("design-runs");
+    let cand = runs.join("design/round-0001/candidates.parquet");
+    let mut c = make(&runs, model, corpus, &["RUN=design".into()]);
+    c.arg(&cand);
+    run_ok(c);
+    let out = dir.join("fixed-candidates.parquet");
+    let script = r#"
+import hashlib, sys
+import pyarrow as pa, pyarrow.parquet as pq
+src, seed, dst = sys.argv[1:]
+t = pq.read_table(src)
+code = open(seed).read()
+rows = t.to_pylist()
+for r in rows:
+    if r["sample"] == 0:
+        r.update(code=code, final_code=code, parse_error=None, hint="Solve the equation for x.",
+                 env_id=hashlib.sha256(code.encode()).hexdigest()[:16])
+pq.write_table(pa.Table.from_pylist(rows, schema=t.schema), dst)
+"#;
+    let seed = root().join("data/seed-envs/math_linear_equation.py");
+    let st = Command::new(python()).arg("-c").arg(script).arg(&cand).arg(&seed).arg(&out).status().unwrap();
+    assert!(st.success());
+    out
+}
+
+fn metrics(run: &Path) -> Vec<Value> {
+    read_jsonl(&run.join("metrics.jsonl"))
+}
+
+#[test]
+fn a_round_is_real_end_to_end() {
+    let d = tmp();
+    let model = tiny_model(&d.path().join("tiny"), 21, 8192);
+    let corpus = corpus(d.path());
+    let fixed = fixed_candidates(d.path(), &model, &corpus);
+    let runs = d.path().join("runs");
+    let mut c = make(&runs, &model, &corpus, &["round".into(), "RUN=e2e".into(), format!("CANDIDATES={}", fixed.display())]);
+    let out = c.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "make round failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let run = runs.join("e2e");
+    let r = run.join("round-0001");
+    let s = r.join("step-0");
+    assert!(stdout.contains(&format!("{}", run.join("report.html").display())), "where the report is: {stdout}");
+
+    // Every table, with consistent counts and joins.
+    let docs = rows(&r.join("docs.parquet"));
+    let cands = rows(&r.join("candidates.parquet"));
+    let envs = rows(&r.join("envs.parquet"));
+    let rejects = rows(&r.join("rejects.parquet"));
+    let rollouts = rows(&s.join("rollouts.parquet"));
+    let scores = rows(&s.join("scores.parquet"));
+    let memory = rows(&r.join("memory.parquet"));
+    let eval = rows(&r.join("eval.parquet"));
+    let seed_memory = rows(&run.join("memory-0000.parquet"));
+    assert_eq!(docs.len(), 2);
+    assert_eq!(cands.len(), 4, "2 documents × 2 samples");
+    let doc_ids: HashSet<String> = strs(&docs, "doc_id").into_iter().collect();
+    assert!(strs(&cands, "doc_id").iter().all(|d| doc_ids.contains(d)));
+    assert_eq!(envs.len() + rejects.len(), 4, "every candidate is an environment or a reject");
+    assert_eq!(envs.len(), 1, "the two fixed candidates are the same code: one environment, one duplicate");
+    let cand_ids: HashSet<String> = strs(&cands, "candidate_id").into_iter().collect();
+    assert!(strs(&envs, "candidate_id").iter().chain(strs(&rejects, "candidate_id").iter()).all(|c| cand_ids.contains(c)));
+    // The active pool: the new environment plus POOL from the memory, both arms, group of 2.
+    let new_env = strs(&envs, "env_id")[0].clone();
+    let played: HashSet<String> = strs(&rollouts, "env_id").into_iter().collect();
+    assert!(played.contains(&new_env), "the new environment is played");
+    let known: HashSet<String> = strs(&seed_memory, "env_id").into_iter().chain([new_env.clone()]).collect();
+    assert!(played.iter().all(|e| known.contains(e)), "rollouts join the envs and the memory on env_id");
+    assert_eq!(played.len(), 3, "1 new + POOL=2 from the memory");
+    assert_eq!(rollouts.len(), played.len() * 2 * 4, "2 arms × group 4 per environment");
+    assert!(rollouts.iter().all(|r| r["token_ids"].as_array().is_some_and(|t| !t.is_empty())));
+    // Scores: one row per played environment and one per candidate (the designer's rewards).
+    let scored_cands: HashSet<String> = strs(&scores, "candidate_id").into_iter().collect();
+    assert_eq!(scored_cands, cand_ids, "every candidate gets a designer reward");
+    let rewards: Vec<f64> = scores.iter().filter(|r| r["candidate_id"].is_string()).map(|r| r["designer_reward"].as_f64().unwrap()).collect();
+    assert!(rewards.iter().any(|&x| x != rewards[0]), "designer rewards differ: {rewards:?}");
+    assert!(strs(&memory, "env_id").contains(&new_env), "the new environment enters the memory");
+    assert!(!eval.is_empty() && eval.iter().all(|e| e["suite"] == "rg:math"));
+
+    // The step trained both roles.
+    let m = metrics(&run);
+    let stages: Vec<&str> = m.iter().filter_map(|l| l["stage"].as_str()).collect();
+    for st in ["spade-validate", "spade-regret", "spade-sample-corpus", "spade-rollout", "spade-grpo-step", "spade-eval"] {
+        assert!(stages.contains(&st), "metrics of {st} in {stages:?}");
+    }
+    let g = m.iter().find(|l| l["stage"] == "spade-grpo-step").unwrap();
+    let step = &g["metrics"];
+    assert_eq!(step["trained"], json!(true), "{g}");
+    assert!(step["agent"]["samples"].as_u64().unwrap() > 0, "{g}");
+    assert!(step["agent"]["adv_mean_abs"].as_f64().unwrap() > 0.0, "{g}");
+    assert!(step["designer"]["samples"].as_u64().unwrap() >= 2, "{g}");
+    assert!(step["designer"]["adv_mean_abs"].as_f64().unwrap() > 0.0, "{g}");
+    assert!(step["designer"]["grad_norm"].as_f64().unwrap() > 0.0, "{g}");
+    // The clipped surrogate's value at ratio 1 is −(mean advantage) per group, ~0 once centred:
+    // the designer's share of the gradient (measured above) is what shows it trains.
+    assert!(step["designer"]["loss"].as_f64().unwrap().is_finite(), "{g}");
+
+    // Weights changed by the gradient (weight decay 0).
+    let before = spade_model::load(&model, &Device::Cpu).unwrap();
+    let after = spade_model::load(&s.join("checkpoint"), &Device::Cpu).unwrap();
+    let (bv, av) = (before.weights().named_vars(), after.weights().named_vars());
+    let changed = bv
+        .iter()
+        .filter(|(k, v)| {
+            let a = v.as_tensor().flatten_all().unwrap().to_vec1::<f32>().unwrap();
+            let b = av[*k].as_tensor().flatten_all().unwrap().to_vec1::<f32>().unwrap();
+            a != b
+        })
+        .count();
+    assert!(changed * 2 > bv.len(), "{changed} of {} tensors changed", bv.len());
+
+    // The report and the recorded configuration.
+    let report = std::fs::read_to_string(run.join("report.html")).unwrap();
+    assert!(report.contains("data:image/png;base64,"), "the report has plots");
+    let cfg: Value = serde_json::from_str(&std::fs::read_to_string(run.join("config.json")).unwrap()).unwrap();
+    assert_eq!(cfg["size"], "2,2,4");
+    assert_eq!(cfg["candidates"], json!(fixed.display().to_string()));
+}
+
+/// Process ids whose command line contains every needle.
+fn pids_with(needles: &[&str]) -> Vec<i32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else { continue };
+        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else { continue };
+        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+        if needles.iter().all(|n| cmd.contains(n)) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// Every table (by path under the run) with its rows, and the checkpoints' weights.
+fn outputs(run: &Path) -> BTreeMap<String, Value> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![run.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let p = e.path();
+            let rel = p.strip_prefix(run).unwrap().display().to_string();
+            if p.is_dir() {
+                stack.push(p);
+            } else if rel.ends_with(".parquet") {
+                out.insert(rel, Value::Array(rows(&p)));
+            } else if rel.ends_with(".safetensors") {
+                let t = spade_model::candle_core::safetensors::load(&p, &Device::Cpu).unwrap();
+                let sums: BTreeMap<String, Value> = t
+                    .iter()
+                    .map(|(k, v)| (k.clone(), json!(v.flatten_all().unwrap().to_vec1::<f32>().unwrap())))
+                    .collect();
+                out.insert(rel, json!(sums));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn killed_rounds_resume_to_the_same_outputs() {
+    let d = tmp();
+    let model = tiny_model(&d.path().join("tiny"), 22, 8192);
+    let corpus = corpus(d.path());
+    let runs = d.path().join("runs");
+    let args = |run: &str| vec!["rounds".to_string(), "N=2".into(), format!("RUN={run}"), "EVAL_EVERY=2".into()];
+
+    // Uninterrupted.
+    run_ok(make(&runs, &model, &corpus, &args("whole")));
+
+    // Killed in the middle of round 2's rollout (round 1 done: non-empty data on disk), then rerun.
+    let mut c = make(&runs, &model, &corpus, &args("killed"));
+    use std::os::unix::process::CommandExt;
+    c.process_group(0);
+    c.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
+    let mut child = c.spawn().unwrap();
+    let needle = runs.join("killed/round-0002").display().to_string();
+    let start = Instant::now();
+    let mut killed = false;
+    while start.elapsed() < Duration::from_secs(600) {
+        if !pids_with(&["spade-rollout", &needle]).is_empty() {
+            // SIGKILL the whole group: make, the stage and its sandbox workers.
+            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+            killed = true;
+            break;
+        }
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let _ = child.wait();
+    assert!(killed, "round 2's rollout was never seen running");
+    let killed_run = runs.join("killed");
+    assert!(killed_run.join("round-0001/memory.parquet").exists(), "round 1 finished before the kill");
+    assert!(!killed_run.join("round-0002/step-0/rollouts.parquet").exists(), "the killed stage left no output");
+    run_ok(make(&runs, &model, &corpus, &args("killed")));
+
+    let (a, b) = (outputs(&runs.join("whole")), outputs(&killed_run));
+    assert!(a.contains_key("round-0002/eval.parquet") && a.contains_key("round-0002/step-0/checkpoint/model.safetensors"));
+    assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>());
+    for (k, v) in &a {
+        assert!(v == &b[k], "{k} differs between the uninterrupted and the resumed run");
+    }
+}
