@@ -254,6 +254,8 @@ fn loss_and_gradients_agree_with_pytorch_over_mini_batches_with_clipping() {
             loss_agg: agg,
             micro_batch: 2,
             mini_batches: 2,
+            // the plain backward, checked against PyTorch as the checkpointed one is above
+            checkpointing: false,
         };
         agree(cfg, false);
     }
@@ -495,4 +497,27 @@ fn one_step_on_the_default_model_moves_log_probs_the_right_way() {
     eprintln!("good {g0} → {g1}, bad {b0} → {b1}; {:?}", metrics.time);
     assert!(g1 > g0, "positive advantage: {g0} → {g1}");
     assert!(b1 < b0, "negative advantage: {b0} → {b1}");
+}
+
+#[test]
+fn checkpointed_backward_gives_the_plain_gradients() {
+    let d = tmp();
+    let model = tiny(&d.path().join("model"), 13);
+    let (r, c, s) = write_batch(d.path(), &model, 6);
+    let samples = samples_of(&r, &c, &s, &AdvantageConfig::default());
+    let trainer = Trainer::open(&model, &Device::Cpu).unwrap();
+    let plain = StepConfig { micro_batch: 3, checkpointing: false, ..Default::default() };
+    let ck = StepConfig { checkpointing: true, ..plain };
+    let (la, ga, _) = trainer.loss_and_gradients(&samples, &plain, None).unwrap();
+    let (lb, gb, _) = trainer.loss_and_gradients(&samples, &ck, None).unwrap();
+    assert!((la - lb).abs() <= 1e-9 * la.abs().max(1e-6), "loss {la} vs {lb}");
+    let mut worst = 0f64;
+    for (k, a) in &ga {
+        let b = &gb[k];
+        let norm = a.iter().map(|x| (*x as f64).powi(2)).sum::<f64>().sqrt().max(1e-12);
+        let diff = a.iter().zip(b).map(|(x, y)| ((*x - *y) as f64).powi(2)).sum::<f64>().sqrt();
+        worst = worst.max(diff / norm);
+    }
+    assert!(ga.values().any(|g| g.iter().any(|x| *x != 0.0)), "a gradient at all");
+    assert!(worst < 1e-5, "worst relative gradient difference {worst}");
 }

@@ -31,6 +31,7 @@ pub use error::{Error, Result};
 pub use generate::{FinishReason, Generation, GenerationRequest, SamplingParams};
 pub use load::{load, load_gguf, load_hf_folder};
 pub use model::{Batch, KvCache, Model, Repr};
+pub use score::Checkpointed;
 pub use options::{default_model_path, ModelArgs, MODEL_ENV, THREADS_ENV};
 pub use tiny::{tiny_model, write_tiny_model, TinySpec};
 pub use tokenizer::Tokenizer;

@@ -105,10 +105,17 @@ pub(crate) struct Layer {
 }
 
 /// The layers in one representation.
+/// What every block of one forward shares: rotary tables and the additive mask.
+pub(crate) struct Ctx {
+    cos: Tensor,
+    sin: Tensor,
+    mask: Option<Tensor>,
+}
+
 #[derive(Clone)]
 pub(crate) struct Stack {
     embed: Tensor,
-    layers: Vec<Layer>,
+    pub(crate) layers: Vec<Layer>,
     norm: Tensor,
     head: Lin,
 }
@@ -430,14 +437,29 @@ impl Model {
         last_only: bool,
         fused: bool,
     ) -> Result<Tensor> {
-        let (b, s) = input_ids.dims2()?;
-        let kv_len = valid.first().map(Vec::len).unwrap_or(0);
-        let past = kv_len - s;
+        let (_, s) = input_ids.dims2()?;
+        let past = valid.first().map(Vec::len).unwrap_or(0) - s;
         if let Some(c) = cache.as_deref() {
             if c.len() != past {
                 return Err(Error::Invalid(format!("cache holds {} positions, expected {past}", c.len())));
             }
         }
+        let ctx = self.prepare(input_ids, valid, fused)?;
+        let mut x = self.embed(st, input_ids)?;
+        for (li, layer) in st.layers.iter().enumerate() {
+            let kv = cache.as_deref_mut().map(|c| (c, li));
+            x = self.block(layer, &x, &ctx, kv, fused)?;
+        }
+        let x = if last_only { x.narrow(1, s - 1, 1)? } else { x };
+        self.head(st, &x, fused)
+    }
+
+    /// Rotary tables and the additive mask of a forward over `input_ids` (after `past` cached
+    /// positions, `valid` covering cache + new tokens).
+    pub(crate) fn prepare(&self, input_ids: &Tensor, valid: &[Vec<u8>], fused: bool) -> Result<Ctx> {
+        let (b, s) = input_ids.dims2()?;
+        let kv_len = valid.first().map(Vec::len).unwrap_or(0);
+        let past = kv_len - s;
         // Positions: the number of real tokens before each one (padding does not count).
         let mut pos = vec![0f32; b * s];
         let mut any_pad = false;
@@ -463,13 +485,6 @@ impl Model {
             let emb = Tensor::cat(&[&freqs, &freqs], D::Minus1)?;
             (emb.cos()?.unsqueeze(1)?, emb.sin()?.unsqueeze(1)?) // (b, 1, s, hd)
         };
-        let norm = |x: &Tensor, w: &Tensor| -> Result<Tensor> {
-            if fused {
-                Ok(candle_nn::ops::rms_norm(&x.contiguous()?, w, self.config.rms_norm_eps as f32)?)
-            } else {
-                rms_norm(x, w, self.config.rms_norm_eps)
-            }
-        };
         // Additive mask (b, 1, s, kv): causal + padded keys. A fully masked row (a padding
         // query) gets a uniform distribution instead of NaN.
         let mask = if s == 1 && !any_pad {
@@ -489,19 +504,37 @@ impl Model {
             }
             Some(Tensor::from_vec(m, (b, 1, s, kv_len), dev)?)
         };
-        let mut x = st.embed.index_select(&input_ids.flatten_all()?, 0)?.reshape((b, s, ()))?;
-        for (li, layer) in st.layers.iter().enumerate() {
-            let h = norm(&x, &layer.in_norm)?;
-            let kv = cache.as_deref_mut().map(|c| (c, li));
-            let a = self.attention(layer, &h, &cos, &sin, mask.as_ref(), kv, fused)?;
-            x = (x + a)?;
-            let h = norm(&x, &layer.post_norm)?;
-            let g = layer.gate.forward(&h)?.silu()?;
-            let u = layer.up.forward(&h)?;
-            x = (x + layer.down.forward(&(g * u)?)?)?;
+        Ok(Ctx { cos, sin, mask })
+    }
+
+    fn norm(&self, x: &Tensor, w: &Tensor, fused: bool) -> Result<Tensor> {
+        if fused {
+            Ok(candle_nn::ops::rms_norm(&x.contiguous()?, w, self.config.rms_norm_eps as f32)?)
+        } else {
+            rms_norm(x, w, self.config.rms_norm_eps)
         }
-        let x = if last_only { x.narrow(1, s - 1, 1)? } else { x };
-        let x = norm(&x, &st.norm)?;
+    }
+
+    /// Token embeddings `(b, s, hidden)`.
+    pub(crate) fn embed(&self, st: &Stack, input_ids: &Tensor) -> Result<Tensor> {
+        let (b, s) = input_ids.dims2()?;
+        Ok(st.embed.index_select(&input_ids.flatten_all()?, 0)?.reshape((b, s, ()))?)
+    }
+
+    /// One transformer block.
+    pub(crate) fn block(&self, layer: &Layer, x: &Tensor, ctx: &Ctx, kv: Option<(&mut KvCache, usize)>, fused: bool) -> Result<Tensor> {
+        let h = self.norm(x, &layer.in_norm, fused)?;
+        let a = self.attention(layer, &h, &ctx.cos, &ctx.sin, ctx.mask.as_ref(), kv, fused)?;
+        let x = (x + a)?;
+        let h = self.norm(&x, &layer.post_norm, fused)?;
+        let g = layer.gate.forward(&h)?.silu()?;
+        let u = layer.up.forward(&h)?;
+        Ok((&x + layer.down.forward(&(g * u)?)?)?)
+    }
+
+    /// Final norm and the LM head: logits.
+    pub(crate) fn head(&self, st: &Stack, x: &Tensor, fused: bool) -> Result<Tensor> {
+        let x = self.norm(x, &st.norm, fused)?;
         st.head.forward(&x)
     }
 

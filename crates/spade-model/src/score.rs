@@ -1,10 +1,78 @@
 //! Scoring: log-probs of given tokens under the current weights at a temperature — the
 //! trainer's primitive (differentiable), plus plain-vector conveniences.
 
-use candle_core::{DType, Tensor, D};
+use candle_core::backprop::GradStore;
+use candle_core::{DType, Tensor, Var, D};
 
 use crate::error::{Error, Result};
-use crate::model::{Batch, Model, Repr};
+use crate::model::{Batch, Ctx, Model, Repr};
+
+/// Temperature as the divisor of the logits (T = 0 scores greedy decoding at T = 1).
+fn divisor(temperature: f32) -> Result<f64> {
+    if temperature < 0.0 {
+        return Err(Error::Invalid("temperature must be ≥ 0".into()));
+    }
+    Ok(if temperature == 0.0 { 1.0 } else { temperature as f64 })
+}
+
+/// Per-token log-probs `(b, s)` from logits `(b, s, vocab)`: 0 at `t = 0` and at padding.
+fn picked_logprobs(logits: &Tensor, batch: &Batch, t: f64) -> Result<Tensor> {
+    let (b, s) = batch.input_ids.dims2()?;
+    let logits = (logits.narrow(1, 0, s - 1)? / t)?;
+    let lp = candle_nn::ops::log_softmax(&logits, D::Minus1)?;
+    let targets = batch.input_ids.narrow(1, 1, s - 1)?.contiguous()?.unsqueeze(2)?;
+    let picked = lp.gather(&targets, 2)?.squeeze(2)?;
+    let mask = batch.attention_mask.narrow(1, 1, s - 1)?.to_dtype(DType::F32)?;
+    let picked = (picked * mask)?;
+    let zero = Tensor::zeros((b, 1), DType::F32, logits.device())?;
+    Ok(Tensor::cat(&[&zero, &picked], 1)?)
+}
+
+/// Log-probs whose backward recomputes the network one block at a time (activation
+/// checkpointing): the forward keeps only each block's input, so a backward holds the graph of
+/// one block instead of all of them — what makes designer sequences of a few thousand tokens fit
+/// in a laptop's memory, for about one more forward of compute. Gradients equal the plain
+/// backward's up to float rounding.
+pub struct Checkpointed<'a> {
+    model: &'a Model,
+    input_ids: Tensor,
+    ctx: Ctx,
+    /// Detached input of every block.
+    inputs: Vec<Tensor>,
+    /// The last block's output, a leaf of the head's graph.
+    top: Var,
+    logprobs: Tensor,
+}
+
+impl Checkpointed<'_> {
+    /// Per-token log-probs `(batch, max_len)`, as [`Model::token_logprobs`].
+    pub fn logprobs(&self) -> &Tensor {
+        &self.logprobs
+    }
+
+    /// Backward of `Σ coef ⊙ logprobs`: `sink` receives one gradient store per piece (the head,
+    /// every block from the last, the embeddings); a weight's gradient is the sum of its entries
+    /// over the stores (tied embeddings get two).
+    pub fn backward(self, coef: &Tensor, mut sink: impl FnMut(&GradStore) -> Result<()>) -> Result<()> {
+        let m = self.model;
+        let st = m.stack(Repr::F32)?;
+        let missing = || Error::Invalid("no gradient reached a block's input".into());
+        let store = (&self.logprobs * coef)?.sum_all()?.backward()?;
+        let mut g = store.get(self.top.as_tensor()).cloned().ok_or_else(missing)?;
+        sink(&store)?;
+        drop(store);
+        for (l, layer) in st.layers.iter().enumerate().rev() {
+            let x = Var::from_tensor(&self.inputs[l])?;
+            let y = m.block(layer, x.as_tensor(), &self.ctx, None, false)?;
+            let store = (y * &g)?.sum_all()?.backward()?;
+            g = store.get(x.as_tensor()).cloned().ok_or_else(missing)?;
+            sink(&store)?;
+        }
+        let e = m.embed(st, &self.input_ids)?;
+        let store = (e * &g)?.sum_all()?.backward()?;
+        sink(&store)
+    }
+}
 
 impl Model {
     /// Per-token log-probs of whole sequences, `(batch, max_len)`, aligned one-to-one with the
@@ -17,24 +85,39 @@ impl Model {
 
     /// [`Model::token_logprobs`] in a chosen representation.
     pub fn token_logprobs_repr(&self, repr: Repr, seqs: &[Vec<u32>], temperature: f32) -> Result<Tensor> {
-        if temperature < 0.0 {
-            return Err(Error::Invalid("temperature must be ≥ 0".into()));
-        }
-        let t = if temperature == 0.0 { 1.0 } else { temperature as f64 };
+        let t = divisor(temperature)?;
         let batch = Batch::new(seqs, self.tokenizer.pad_id(), false, &self.device)?;
         let (b, s) = batch.input_ids.dims2()?;
         if s < 2 {
             return Ok(Tensor::zeros((b, s), DType::F32, &self.device)?);
         }
         let logits = self.forward_repr(repr, &batch.input_ids, Some(&batch.attention_mask))?;
-        let logits = (logits.narrow(1, 0, s - 1)? / t)?;
-        let lp = candle_nn::ops::log_softmax(&logits, D::Minus1)?;
-        let targets = batch.input_ids.narrow(1, 1, s - 1)?.contiguous()?.unsqueeze(2)?;
-        let picked = lp.gather(&targets, 2)?.squeeze(2)?;
-        let mask = batch.attention_mask.narrow(1, 1, s - 1)?.to_dtype(DType::F32)?;
-        let picked = (picked * mask)?;
-        let zero = Tensor::zeros((b, 1), DType::F32, &self.device)?;
-        Ok(Tensor::cat(&[&zero, &picked], 1)?)
+        picked_logprobs(&logits, &batch, t)
+    }
+
+    /// [`Model::token_logprobs`] (f32) with an activation-checkpointed backward: see
+    /// [`Checkpointed`]. Sequences need at least two tokens.
+    pub fn token_logprobs_checkpointed(&self, seqs: &[Vec<u32>], temperature: f32) -> Result<Checkpointed<'_>> {
+        let t = divisor(temperature)?;
+        let batch = Batch::new(seqs, self.tokenizer.pad_id(), false, &self.device)?;
+        let (_, s) = batch.input_ids.dims2()?;
+        if s < 2 {
+            return Err(Error::Invalid("checkpointed scoring needs sequences of at least two tokens".into()));
+        }
+        let st = self.stack(Repr::F32)?;
+        let valid = batch.attention_mask.to_dtype(DType::U8)?.to_vec2::<u8>()?;
+        let ctx = self.prepare(&batch.input_ids, &valid, false)?;
+        let mut x = self.embed(st, &batch.input_ids)?.detach();
+        let mut inputs = Vec::with_capacity(st.layers.len());
+        for layer in &st.layers {
+            let y = self.block(layer, &x, &ctx, None, false)?.detach();
+            inputs.push(x);
+            x = y;
+        }
+        let top = Var::from_tensor(&x)?;
+        let logits = self.head(st, top.as_tensor(), false)?;
+        let logprobs = picked_logprobs(&logits, &batch, t)?;
+        Ok(Checkpointed { model: self, input_ids: batch.input_ids, ctx, inputs, top, logprobs })
     }
 
     /// Log-probs of `completion` after `prompt` (length `completion.len()`), differentiable.

@@ -51,6 +51,14 @@ pub struct StepConfig {
     pub micro_batch: usize,
     /// Optimizer updates per step, each over 1/N of the samples (1: the reference).
     pub mini_batches: usize,
+    /// Activation checkpointing: the backward recomputes one block at a time, holding one
+    /// block's graph instead of all (memory for ~1 more forward of compute).
+    #[serde(default = "yes")]
+    pub checkpointing: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl Default for StepConfig {
@@ -61,6 +69,7 @@ impl Default for StepConfig {
             loss_agg: LossAgg::SeqMeanTokenMean,
             micro_batch: 1,
             mini_batches: 1,
+            checkpointing: true,
         }
     }
 }
@@ -289,7 +298,14 @@ impl Trainer {
             let seqs: Vec<Vec<u32>> = mb.iter().map(|&i| samples[i].tokens.clone()).collect();
             let temp = samples[mb[0]].temperature;
             let t0 = Instant::now();
-            let lp = self.model.token_logprobs(&seqs, temp)?;
+            let checkpointed = match cfg.checkpointing && seqs.iter().any(|q| q.len() >= 2) {
+                true => Some(self.model.token_logprobs_checkpointed(&seqs, temp)?),
+                false => None,
+            };
+            let lp = match &checkpointed {
+                Some(c) => c.logprobs().clone(),
+                None => self.model.token_logprobs(&seqs, temp)?,
+            };
             let lp_vals = rows(&lp)?;
             m.time.forward += t0.elapsed().as_secs_f64();
             let ref_vals = match reference {
@@ -334,14 +350,30 @@ impl Trainer {
             }
             let t0 = Instant::now();
             let coef = Tensor::from_vec(coef, (b, s), lp.device())?;
-            let surrogate = (lp * coef)?.sum_all()?;
-            let store = surrogate.backward()?;
-            for (name, var) in vars {
-                if let Some(g) = store.get(var.as_tensor()) {
-                    optim::accumulate(grads.get_mut(name).expect("buffer per parameter"), g)?;
+            let mut add = |store: &spade_model::candle_core::backprop::GradStore| -> anyhow::Result<()> {
+                for (name, var) in vars {
+                    if let Some(g) = store.get(var.as_tensor()) {
+                        optim::accumulate(grads.get_mut(name).expect("buffer per parameter"), g)?;
+                    }
                 }
+                Ok(())
+            };
+            match checkpointed {
+                Some(c) => {
+                    drop(lp);
+                    let mut failed = None;
+                    c.backward(&coef, |store| {
+                        if let Err(e) = add(store) {
+                            failed.get_or_insert(e);
+                        }
+                        Ok(())
+                    })?;
+                    if let Some(e) = failed {
+                        return Err(e);
+                    }
+                }
+                None => add(&(lp * coef)?.sum_all()?.backward()?)?,
             }
-            drop(store);
             m.time.backward += t0.elapsed().as_secs_f64();
             m.micro_batches += 1;
             // The designer's micro-batches come first: at the last of them the buffer holds
