@@ -72,7 +72,7 @@ DOCS := $(word 1,$(subst $(comma), ,$(SIZE)))
 PER_DOC := $(word 2,$(subst $(comma), ,$(SIZE)))
 GROUP := $(word 3,$(subst $(comma), ,$(SIZE)))
 
-.PHONY: all build test test-all bench venv model deps round rounds report clean-runs help
+.PHONY: all build test test-all test-slurm bench venv model deps round rounds report clean-runs help
 
 all: build
 
@@ -102,9 +102,14 @@ build:
 test: deps venv model
 	$(CARGO) test --workspace --no-fail-fast
 
-## Slow tests too (ignored by default).
+## Slow tests too (ignored by default; the Slurm test is `make test-slurm`).
 test-all: deps venv model
-	$(CARGO) test --workspace -- --include-ignored
+	$(CARGO) test --workspace -- --include-ignored --skip slurm::
+
+## A one-node Slurm cluster on this machine runs a sharded round that must equal `make round`;
+## the daemons are stopped afterwards (scripts/slurm/local-cluster.sh installs slurm-wlm + munge).
+test-slurm: deps venv
+	$(CARGO) test -p spade --test tests slurm:: -- --include-ignored --nocapture
 
 bench: deps venv model
 	mkdir -p target/bench
@@ -168,7 +173,7 @@ endif
 ifeq ($(FIXED_POOL),)
 NEW_ENVS := $(RDIR)/envs.parquet
 $(RDIR)/envs.parquet: $(RDIR)/candidates.parquet
-	$(VALIDATE) $< -o $@ --rejects $(RDIR)/rejects.parquet --jobs 2 $(VALIDATE_FLAGS) $(COMMON)
+	$(VALIDATE) $< -o $@ --rejects $(RDIR)/rejects.parquet --known $(START_MEMORY) --jobs 2 $(VALIDATE_FLAGS) $(COMMON)
 else
 NEW_ENVS :=
 endif

@@ -16,7 +16,7 @@ use spade_model::candle_core::Device;
 use crate::util::*;
 
 /// Short documents of two domains.
-fn corpus(dir: &Path) -> PathBuf {
+pub(crate) fn corpus(dir: &Path) -> PathBuf {
     let c = dir.join("corpus");
     std::fs::create_dir_all(&c).unwrap();
     write_jsonl(&c.join("docs.jsonl"), &corpus_rows(&[("math", 3), ("code", 3)], 40));
@@ -25,7 +25,7 @@ fn corpus(dir: &Path) -> PathBuf {
 
 /// `make` in the repository root with the binaries `cargo test` built, runs under `runs`, the tiny
 /// model and small sizes; `extra` adds or overrides variables and targets.
-fn make(runs: &Path, model: &Path, corpus: &Path, extra: &[String]) -> Command {
+pub(crate) fn make(runs: &Path, model: &Path, corpus: &Path, extra: &[String]) -> Command {
     let mut c = Command::new("make");
     c.current_dir(root()).arg("--no-print-directory").arg("-s");
     for (k, _) in std::env::vars() {
@@ -57,7 +57,7 @@ fn make(runs: &Path, model: &Path, corpus: &Path, extra: &[String]) -> Command {
     c
 }
 
-fn run_ok(mut c: Command) {
+pub(crate) fn run_ok(mut c: Command) {
     let out = c.output().expect("make runs");
     assert!(
         out.status.success(),
@@ -69,7 +69,7 @@ fn run_ok(mut c: Command) {
 }
 
 /// Rows of a table as JSON objects (via spade-io).
-fn rows(path: &Path) -> Vec<Value> {
+pub(crate) fn rows(path: &Path) -> Vec<Value> {
     let batches = spade_io::TableReader::open(&[path.display().to_string()]).unwrap().read_all().unwrap();
     let mut out = Vec::new();
     for b in batches {

@@ -15,4 +15,5 @@ mod rollout;
 mod round;
 mod sample_corpus;
 mod sandbox;
+mod slurm;
 mod validate;

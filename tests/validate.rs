@@ -207,3 +207,31 @@ fn bad_input_is_a_one_line_error_naming_the_file() {
     }
     assert!(!d.path().join("e.jsonl").exists(), "no output on error");
 }
+
+#[test]
+fn copies_of_known_environments_are_duplicates() {
+    let d = tmp();
+    let seeds = root().join("data/seed-envs");
+    let seed = std::fs::read_to_string(seeds.join("math_linear_equation.py")).unwrap();
+    // The same class under other header comments: a near duplicate (comments do not count).
+    let reheaded = seed.replacen("# skill: mathematical-reasoning", "# skill: logical-deduction", 1);
+    let counter = fixture("clean/counter.py");
+    let rows = vec![
+        cand("copy", &seed, "Isolate x."),
+        cand("reheaded", &reheaded, "Isolate x."),
+        cand("new", &counter, "Look at the gaps between numbers."),
+    ];
+    let known = seeds.display().to_string();
+    let (envs, rej) = validate(d.path(), &rows, &["--known", &known]);
+    assert_eq!(envs.len(), 1, "{rej:#?}");
+    assert!(by_id(&envs, "new").is_some());
+    for id in ["copy", "reheaded"] {
+        let r = by_id(&rej, id).unwrap();
+        assert_eq!(r["stage"], "duplicate");
+        assert!(r["error"].as_str().unwrap().contains("known environment"), "{}", r["error"]);
+    }
+    // Without --known both copies pass.
+    let d2 = tmp();
+    let (envs, _) = validate(d2.path(), &rows[..1], &[]);
+    assert_eq!(envs.len(), 1);
+}

@@ -48,6 +48,12 @@ struct Args {
     #[arg(long, value_name = "FILE")]
     rejects: String,
 
+    /// Environments already known (memory tables, envs tables or folders of .py files, e.g. the
+    /// run's memory or a warm-up's training pool): a candidate that copies one, exactly or nearly,
+    /// is rejected as a duplicate.
+    #[arg(long, value_name = "FILE|FOLDER", num_args = 1..)]
+    known: Vec<String>,
+
     /// Environments checked in parallel (sandbox worker processes).
     #[arg(long, default_value_t = 1)]
     jobs: usize,
@@ -319,7 +325,15 @@ fn run(args: Args) -> anyhow::Result<()> {
         })
         .collect();
     let codes: Vec<Option<&str>> = input.rows.iter().map(|r| r.code.as_deref()).collect();
-    validate::mark_duplicates(&codes, &mut verdicts, &labels);
+    let known: Vec<(String, String)> = if args.known.is_empty() {
+        Vec::new()
+    } else {
+        spade_design::memory::read_memory(&args.known)?
+            .into_iter()
+            .map(|e| (format!("known environment {}", e.env_id), e.code))
+            .collect()
+    };
+    validate::mark_duplicates(&codes, &mut verdicts, &labels, &known);
 
     let (pass, fail): (Vec<usize>, Vec<usize>) = (0..n).partition(|&i| verdicts[i].passed());
     let rows = &input.rows;

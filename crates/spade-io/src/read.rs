@@ -31,8 +31,11 @@ impl Input {
     }
 }
 
+/// A table file when found in a folder or by a glob: `.parquet`, `.jsonl`, `.ndjson`. A plain
+/// `.json` file there is a document beside the tables (a summary, a configuration) and is skipped;
+/// named explicitly it is read as JSON lines.
 fn is_table_file(p: &std::path::Path) -> bool {
-    p.is_file() && Format::of(&p.to_string_lossy()).is_ok()
+    p.is_file() && Format::of(&p.to_string_lossy()).is_ok() && p.extension().is_none_or(|e| e != "json")
 }
 
 /// Expands table arguments into files: `-` is stdin, a directory is every table file directly in it

@@ -646,30 +646,33 @@ fn jaccard_exact(a: &HashSet<u64>, b: &HashSet<u64>) -> f64 {
 
 /// Mark duplicates among passed verdicts, in input order (first occurrence kept): the same
 /// `env_id` (exact), or shingle Jaccard ≥ [`NEAR_DUP_JACCARD`] with a kept one (near).
-/// `labels[i]` names row i in the reason (candidate id or file name).
-pub fn mark_duplicates(codes: &[Option<&str>], verdicts: &mut [Verdict], labels: &[String]) {
-    let mut kept: Vec<(usize, String, HashSet<u64>)> = Vec::new();
+/// `labels[i]` names row i in the reason (candidate id or file name). `known` environments
+/// (label, code) — a memory, a training pool — count as kept before the first row, so a copy of
+/// one is a duplicate too.
+pub fn mark_duplicates(codes: &[Option<&str>], verdicts: &mut [Verdict], labels: &[String], known: &[(String, String)]) {
+    let mut kept: Vec<(String, String, HashSet<u64>)> =
+        known.iter().map(|(label, code)| (label.clone(), env_id(code), shingles(code))).collect();
     for i in 0..verdicts.len() {
         if !verdicts[i].passed() {
             continue;
         }
         let Some(code) = codes[i] else { continue };
         let id = env_id(code);
-        if let Some((j, _, _)) = kept.iter().find(|(_, k, _)| *k == id) {
-            verdicts[i].duplicate(format!("exact duplicate of {} (env_id {id})", labels[*j]));
+        if let Some((label, _, _)) = kept.iter().find(|(_, k, _)| *k == id) {
+            verdicts[i].duplicate(format!("exact duplicate of {label} (env_id {id})"));
             continue;
         }
         let sh = shingles(code);
         let near = kept
             .iter()
-            .map(|(j, _, s)| (*j, jaccard_exact(&sh, s)))
+            .map(|(label, _, s)| (label, jaccard_exact(&sh, s)))
             .filter(|(_, s)| *s >= NEAR_DUP_JACCARD)
             .max_by(|a, b| a.1.total_cmp(&b.1));
-        if let Some((j, s)) = near {
-            verdicts[i].duplicate(format!("near duplicate of {} (token-shingle Jaccard {s:.3} ≥ {NEAR_DUP_JACCARD})", labels[j]));
+        if let Some((label, s)) = near {
+            verdicts[i].duplicate(format!("near duplicate of {label} (token-shingle Jaccard {s:.3} ≥ {NEAR_DUP_JACCARD})"));
             continue;
         }
-        kept.push((i, id, sh));
+        kept.push((labels[i].clone(), id, sh));
     }
 }
 
