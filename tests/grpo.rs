@@ -256,6 +256,7 @@ fn loss_and_gradients_agree_with_pytorch_over_mini_batches_with_clipping() {
             mini_batches: 2,
             // the plain backward, checked against PyTorch as the checkpointed one is above
             checkpointing: false,
+            supervised: false,
         };
         agree(cfg, false);
     }

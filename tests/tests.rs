@@ -15,5 +15,6 @@ mod rollout;
 mod round;
 mod sample_corpus;
 mod sandbox;
+mod sft;
 mod slurm;
 mod validate;

@@ -20,16 +20,14 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{bail, Context};
-use arrow::array::{Array, AsArray};
-use arrow::datatypes::DataType;
 use clap::Parser;
 use serde::Serialize;
 use spade_cli::Common;
 use spade_design::memory::{read_memory, set_env_ids, MemoryEntry};
-use spade_design::prompt::{self, default_prompts_dir, default_seed_dir, Document, PromptInputs, Templates};
+use spade_design::prompt::{self, default_prompts_dir, default_seed_dir, PromptSpec, Templates};
 use spade_design::rows::{candidate_id, candidates_batch, doc_key, sample_seed, CandidateRow};
-use spade_design::{choose_examples, choose_negatives, parse_response};
-use spade_io::{TableReader, TableWriter, WriteMeta};
+use spade_design::parse_response;
+use spade_io::{TableWriter, WriteMeta};
 use spade_model::{FinishReason, Generation, GenerationRequest, Message, Model, SamplingParams};
 
 const EXAMPLES: &str = "\
@@ -153,26 +151,6 @@ struct Group {
     prompt: prompt::Prompt,
 }
 
-fn read_docs(paths: &[String]) -> anyhow::Result<Vec<Document>> {
-    let reader = TableReader::open(paths)?;
-    reader.require(&[("doc_id", DataType::Utf8), ("text", DataType::Utf8)])?;
-    let mut out = Vec::new();
-    for b in reader {
-        let b = b?;
-        let id = b.required("doc_id", &DataType::Utf8)?;
-        let text = b.required("text", &DataType::Utf8)?;
-        let domain = b.opt_column("domain", &DataType::Utf8)?;
-        for i in 0..b.num_rows() {
-            out.push(Document {
-                doc_id: id.as_string::<i32>().value(i).to_string(),
-                domain: domain.as_ref().and_then(|d| (!d.is_null(i)).then(|| d.as_string::<i32>().value(i).to_string())),
-                text: text.as_string::<i32>().value(i).to_string(),
-            });
-        }
-    }
-    Ok(out)
-}
-
 fn finish_str(f: FinishReason) -> &'static str {
     match f {
         FinishReason::Eos => "eos",
@@ -203,7 +181,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     if args.docs.is_empty() && !args.no_corpus {
         bail!("--docs is required (or --no-corpus for prompts without a document)");
     }
-    let docs = if args.docs.is_empty() { Vec::new() } else { read_docs(&args.docs)? };
+    let docs = if args.docs.is_empty() { Vec::new() } else { spade_design::read_docs(&args.docs)? };
     let memory: Vec<MemoryEntry> = if args.no_memory {
         Vec::new()
     } else {
@@ -243,6 +221,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     let (seed, round) = (args.common.seed, args.common.round);
 
     // Prompts, one per group.
+    let spec = PromptSpec { setting: &args.setting, hint_mode: &args.hint, examples: args.examples, negatives: args.negatives };
     let mut groups = Vec::with_capacity(n_groups);
     for i in 0..n_groups {
         let doc = docs.get(i);
@@ -250,15 +229,8 @@ fn run(args: Args) -> anyhow::Result<()> {
         let doc_id = doc.map(|d| d.doc_id.clone());
         let key = doc_key(doc_id.as_deref(), i);
         let tie = format!("{seed}/{round}/{key}");
-        let inputs = PromptInputs {
-            setting: &args.setting,
-            skill: &skill,
-            hint_mode: &args.hint,
-            document: if args.no_corpus { None } else { doc },
-            examples: choose_examples(&memory, &skill, &args.setting, args.examples, &tie),
-            negatives: choose_negatives(&memory, &skill, args.negatives, &tie),
-        };
-        let prompt = prompt::design_prompt(&model, &templates, &inputs, budget)
+        let document = if args.no_corpus { None } else { doc };
+        let prompt = prompt::group_prompt(&model, &templates, &spec, &memory, document, &skill, &tie, budget)
             .with_context(|| format!("designer prompt for document {}", doc_id.as_deref().unwrap_or("(none)")))?;
         let doc_id = if args.no_corpus { None } else { doc_id };
         groups.push(Group { doc_id, key, skill, prompt });
@@ -364,15 +336,8 @@ fn run(args: Args) -> anyhow::Result<()> {
                     let refit = (|| -> anyhow::Result<Vec<u32>> {
                         let doc = docs.get(row_group[i]);
                         let tie = format!("{seed}/{round}/{}", grp.key);
-                        let inputs = PromptInputs {
-                            setting: &args.setting,
-                            skill: &grp.skill,
-                            hint_mode: &args.hint,
-                            document: if args.no_corpus { None } else { doc },
-                            examples: choose_examples(&memory, &grp.skill, &args.setting, args.examples, &tie),
-                            negatives: choose_negatives(&memory, &grp.skill, args.negatives, &tie),
-                        };
-                        let p = prompt::design_prompt(&model, &templates, &inputs, budget.saturating_sub(tail + 8))?;
+                        let document = if args.no_corpus { None } else { doc };
+                        let p = prompt::group_prompt(&model, &templates, &spec, &memory, document, &grp.skill, &tie, budget.saturating_sub(tail + 8))?;
                         let mut m = p.messages;
                         m.push(Message::assistant(shown.clone()));
                         m.push(repair.clone());

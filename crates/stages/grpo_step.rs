@@ -205,6 +205,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         micro_batch: args.micro_batch,
         mini_batches: args.mini_batches,
         checkpointing: !args.no_checkpointing,
+        supervised: false,
     };
     let start_step = trainer.state.step;
     let staleness = spade_train::trainer::staleness(&samples, start_step);

@@ -1,17 +1,19 @@
 //! Environment design as a library: the designer's view of the memory ([`memory`]), prompts from
 //! editable templates fitted to a token budget ([`prompt`]), response parsing ([`parse`]), ids and
-//! `candidates` rows ([`rows`]). The `spade-design` stage is the glue that samples with the model
+//! `candidates` rows ([`rows`]), the warm-up's supervised pairs ([`warmup`]). The `spade-design` stage is the glue that samples with the model
 //! and validates repairs in the sandbox.
 
 pub mod memory;
 pub mod parse;
 pub mod prompt;
 pub mod rows;
+pub mod warmup;
 
 pub use memory::{choose_examples, choose_negatives, read_memory, MemoryEntry};
 pub use parse::{parse_response, Parsed};
-pub use prompt::{design_prompt, Document, Prompt, PromptInfo, PromptInputs, Templates, DEFAULT_SKILLS};
+pub use prompt::{design_prompt, group_prompt, Document, Prompt, PromptInfo, PromptInputs, PromptSpec, Templates, DEFAULT_SKILLS};
 pub use rows::{candidate_id, candidates_batch, sample_seed, CandidateRow};
+pub use warmup::read_docs;
 
 use sha2::{Digest, Sha256};
 

@@ -317,6 +317,43 @@ pub fn design_prompt(model: &Model, t: &Templates, inputs: &PromptInputs, budget
     )))
 }
 
+/// How a designer prompt is assembled from the memory (the knobs of `spade-design`).
+#[derive(Debug, Clone, Copy)]
+pub struct PromptSpec<'a> {
+    pub setting: &'a str,
+    /// `inline` or `self`.
+    pub hint_mode: &'a str,
+    /// Memory examples shown (the highest-regret ones of the skill first).
+    pub examples: usize,
+    /// Too-easy / too-hard environments described as negatives.
+    pub negatives: usize,
+}
+
+/// The designer prompt of one group — examples and negatives chosen from `memory` for `skill`
+/// (ties broken by `tie`), the document, fitted to `budget` — exactly as `spade-design` builds it.
+/// The warm-up builds its prompts with this same function.
+#[allow(clippy::too_many_arguments)]
+pub fn group_prompt(
+    model: &Model,
+    t: &Templates,
+    spec: &PromptSpec,
+    memory: &[MemoryEntry],
+    document: Option<&Document>,
+    skill: &str,
+    tie: &str,
+    budget: usize,
+) -> Result<Prompt> {
+    let inputs = PromptInputs {
+        setting: spec.setting,
+        skill,
+        hint_mode: spec.hint_mode,
+        document,
+        examples: crate::memory::choose_examples(memory, skill, spec.setting, spec.examples, tie),
+        negatives: crate::memory::choose_negatives(memory, skill, spec.negatives, tie),
+    };
+    design_prompt(model, t, &inputs, budget)
+}
+
 /// The `--hint self` prompt: the model reads the environment code and writes the hint. The code
 /// is cut (by lines) to fit `budget`.
 pub fn hint_prompt(model: &Model, t: &Templates, code: &str, skill: &str, setting: &str, budget: usize) -> Result<Vec<u32>> {

@@ -53,6 +53,13 @@ pub struct TokenTerms {
     pub kl: f64,
 }
 
+impl TokenTerms {
+    /// The supervised (negative log-likelihood) terms of a token with log-prob `lp`.
+    pub fn nll(lp: f64) -> TokenTerms {
+        TokenTerms { loss: -lp, pg: -lp, grad: -1.0, clipped: false, tis: 1.0, tis_capped: false, kl: 0.0 }
+    }
+}
+
 impl Objective {
     /// The terms of one token.
     pub fn token(&self, lp: f64, old: f64, beh: f64, adv: f64, reference: Option<f64>) -> TokenTerms {

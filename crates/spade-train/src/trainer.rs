@@ -12,7 +12,7 @@ use spade_model::candle_core::{Device, Tensor};
 use spade_model::{Checkpoint, Model};
 
 use crate::data::{Role, Sample};
-use crate::objective::Objective;
+use crate::objective::{Objective, TokenTerms};
 use crate::optim::{self, AdamW};
 
 /// How per-token losses are aggregated into the step's loss.
@@ -55,6 +55,10 @@ pub struct StepConfig {
     /// block's graph instead of all (memory for ~1 more forward of compute).
     #[serde(default = "yes")]
     pub checkpointing: bool,
+    /// Supervised fine-tuning instead of GRPO: the loss is the negative log-likelihood of the
+    /// masked tokens (advantages, ratios, TIS and KL unused) — the designer warm-up.
+    #[serde(default)]
+    pub supervised: bool,
 }
 
 fn yes() -> bool {
@@ -70,6 +74,7 @@ impl Default for StepConfig {
             micro_batch: 1,
             mini_batches: 1,
             checkpointing: true,
+            supervised: false,
         }
     }
 }
@@ -333,7 +338,11 @@ impl Trainer {
                     let cur = lp_vals[row][t] as f64;
                     let o = old.map(|o| o[i][t] as f64).unwrap_or(cur);
                     let r = ref_vals.as_ref().map(|v| v[row][t] as f64);
-                    let tt = obj.token(cur, o, smp.behaviour[t] as f64, smp.advantage, r);
+                    let tt = if cfg.supervised {
+                        TokenTerms::nll(cur)
+                    } else {
+                        obj.token(cur, o, smp.behaviour[t] as f64, smp.advantage, r)
+                    };
                     coef[row * s + t] = (w * tt.grad) as f32;
                     loss += w * tt.loss;
                     rm.loss += w * tt.loss;
@@ -503,6 +512,26 @@ impl Trainer {
         }
         Ok(())
     }
+}
+
+/// Mean negative log-likelihood per masked token of `samples` under `model` (no gradient),
+/// scored `micro_batch` sequences at a time; with the number of tokens.
+pub fn mean_nll(model: &Model, samples: &[Sample], micro_batch: usize) -> anyhow::Result<(f64, usize)> {
+    let refs: Vec<&Sample> = samples.iter().collect();
+    let (mut sum, mut n) = (0.0, 0usize);
+    for mb in micro_batches(&refs, micro_batch.max(1)) {
+        let seqs: Vec<Vec<u32>> = mb.iter().map(|&i| samples[i].tokens.clone()).collect();
+        let lp = rows(&model.token_logprobs(&seqs, samples[mb[0]].temperature)?)?;
+        for (row, &i) in mb.iter().enumerate() {
+            for (t, &m) in samples[i].mask.iter().enumerate().skip(1) {
+                if m != 0 {
+                    sum -= lp[row][t] as f64;
+                    n += 1;
+                }
+            }
+        }
+    }
+    Ok((if n == 0 { 0.0 } else { sum / n as f64 }, n))
 }
 
 /// Dr. GRPO's constant: the longest trained span of the step.
