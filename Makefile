@@ -27,16 +27,16 @@ SEED ?= 0
 ROUND ?= 1
 N ?= 1
 # SIZE = documents,samples per document,episodes per arm (GRPO group size)
-SIZE ?= 2,2,2
+SIZE ?= 1,2,2
 STEPS ?= 1
 DELAY ?= 0
 EVAL_EVERY ?= 1
 EVAL_SUITES ?= rg:math,rg:logic
 EVAL_N ?= 2
-THREADS ?= 1
+THREADS ?= 2
 DEVICE ?= cpu
 MODEL ?= $(shell $(SHELL) scripts/fetch-model.sh 2>/dev/null)
-POOL ?= 4
+POOL ?= 2
 TEMPERATURE ?= 1.0
 LR ?= 1e-6
 # Baseline and ablations: FIXED_POOL=1 (no designer), FROZEN_DESIGNER=1, NO_MEMORY=1,
@@ -46,8 +46,10 @@ FROZEN_DESIGNER ?=
 NO_MEMORY ?=
 NO_CORPUS ?=
 VARIANT ?= blend
-# Extra flags per stage (the defaults keep a round on the 2-core CPU machine within minutes).
-DESIGN_FLAGS ?= --max-new-tokens 768 --examples 1
+# Extra flags per stage (the defaults keep a round on the 2-core CPU machine under 15 minutes;
+# training runs at ~15 tokens/s there, so the designer's prompt and response are kept short).
+SAMPLE_FLAGS ?= --max-words 250
+DESIGN_FLAGS ?= --max-new-tokens 640 --examples 1
 VALIDATE_FLAGS ?=
 ROLLOUT_FLAGS ?= --max-new-tokens 96 --max-turns 3
 REGRET_FLAGS ?=
@@ -72,7 +74,7 @@ DOCS := $(word 1,$(subst $(comma), ,$(SIZE)))
 PER_DOC := $(word 2,$(subst $(comma), ,$(SIZE)))
 GROUP := $(word 3,$(subst $(comma), ,$(SIZE)))
 
-.PHONY: all build test test-all test-slurm bench venv model deps round rounds report clean-runs help
+.PHONY: all build test test-all test-slurm bench venv model deps round rounds report warmstart warmstart-check clean-runs help
 
 all: build
 
@@ -149,7 +151,7 @@ $(RUNDIR)/config.json: | venv
 	  eval_suites "$(EVAL_SUITES)" eval_n "$(EVAL_N)" threads "$(THREADS)" device "$(DEVICE)" model "$(MODEL)" \
 	  pool "$(POOL)" temperature "$(TEMPERATURE)" lr "$(LR)" variant "$(VARIANT)" fixed_pool "$(FIXED_POOL)" \
 	  frozen_designer "$(FROZEN_DESIGNER)" no_memory "$(NO_MEMORY)" no_corpus "$(NO_CORPUS)" corpus "$(CORPUS)" \
-	  seeds "$(SEEDS)" candidates "$(CANDIDATES)" design_flags "$(DESIGN_FLAGS)" validate_flags "$(VALIDATE_FLAGS)" \
+	  seeds "$(SEEDS)" candidates "$(CANDIDATES)" sample_flags "$(SAMPLE_FLAGS)" design_flags "$(DESIGN_FLAGS)" validate_flags "$(VALIDATE_FLAGS)" \
 	  rollout_flags "$(ROLLOUT_FLAGS)" regret_flags "$(REGRET_FLAGS)" grpo_flags "$(GRPO_FLAGS)" eval_flags "$(EVAL_FLAGS)"
 	mv $@.tmp $@
 
@@ -159,7 +161,7 @@ $(RUNDIR)/memory-0000.parquet: $(RUNDIR)/config.json | $(BUILD_DEP)
 	$(REGRET) --envs $(RUNDIR)/seed-envs.parquet -o $(RUNDIR)/seed-scores.parquet --memory-out $@ --round 0 $(METRICS)
 
 $(RDIR)/docs.parquet: $(RUNDIR)/config.json | $(BUILD_DEP)
-	$(SAMPLE_CORPUS) $(CORPUS) -o $@ --n $(DOCS) $(COMMON)
+	$(SAMPLE_CORPUS) $(CORPUS) -o $@ --n $(DOCS) $(SAMPLE_FLAGS) $(COMMON)
 
 ifeq ($(CANDIDATES),)
 $(RDIR)/candidates.parquet: $(RDIR)/docs.parquet $(START_MEMORY) $(START_CKPT)
@@ -219,6 +221,51 @@ rounds: $(BUILD_DEP) venv $(MODEL_DEP)
 
 report: venv
 	$(PYTHON) scripts/report.py $(RUNDIR)
+
+# ---- designer warm-up (supervised cold start) -----------------------------------------------
+# make warmstart: fine-tune MODEL on the seed pool (plus WARM_POOL: envs tables of earlier runs)
+# paired with corpus documents; the checkpoint starts self-play: make round MODEL=$(WARM)/checkpoint.
+# make warmstart-check: CHECK_DOCS × CHECK_PER_DOC designer samples on held-out documents from the base and the
+# warm-started model, validated against the training pool (copies do not count).
+WARM ?= $(RUNS)/warmstart
+WARM_POOL ?=
+SFT_FLAGS ?= --epochs 2 --per-env 2 --examples 1 --max-new-tokens 768
+WARM_DESIGN_FLAGS ?= --max-new-tokens 768 --examples 1 --temperature 0.7
+SPADE_SFT ?= $(BIN)/spade-sft
+
+$(WARM)/docs.parquet: | $(BUILD_DEP)
+	mkdir -p $(WARM)
+	$(SAMPLE_CORPUS) $(CORPUS) -o $@ --n 100000 --allow-short --seed $(SEED) --round 0
+
+$(WARM)/checkpoint/trainer_state.json: $(WARM)/docs.parquet
+	$(SPADE_SFT) --model $(MODEL) --pool $(SEEDS) $(WARM_POOL) --docs $< -o $(WARM)/checkpoint \
+	  --held-out-docs $(WARM)/heldout-docs.parquet --split $(WARM)/split.json $(SFT_FLAGS) \
+	  --threads $(THREADS) --device $(DEVICE) --seed $(SEED) --metrics $(WARM)/metrics.jsonl
+
+warmstart: $(BUILD_DEP) venv $(MODEL_DEP)
+	$(MAKE) --no-print-directory $(WARM)/checkpoint/trainer_state.json NO_BUILD=1
+	@echo "warm-started designer: $(WARM)/checkpoint (self-play from it: make round MODEL=$(WARM)/checkpoint)"
+
+# Validity of CHECK_DOCS × CHECK_PER_DOC designer samples on held-out documents: base vs warm-started.
+CHECK_DOCS ?= 16
+CHECK_PER_DOC ?= 2
+$(WARM)/check-docs.parquet: $(WARM)/checkpoint/trainer_state.json
+	$(SAMPLE_CORPUS) $(WARM)/heldout-docs.parquet --id-col doc_id -o $@ --n $(CHECK_DOCS) --allow-short --seed $(SEED) --round 0
+
+define WARM_CHECK
+$(WARM)/check-$(1)/envs.parquet: $(WARM)/check-docs.parquet
+	mkdir -p $(WARM)/check-$(1)
+	$(DESIGN) --model $(2) --docs $$< --memory $(SEEDS) -o $(WARM)/check-$(1)/candidates.parquet --per-doc $(CHECK_PER_DOC) \
+	  $(WARM_DESIGN_FLAGS) --threads $(THREADS) --device $(DEVICE) --seed $(SEED) --metrics $(WARM)/metrics.jsonl
+	$(VALIDATE) $(WARM)/check-$(1)/candidates.parquet -o $$@ --rejects $(WARM)/check-$(1)/rejects.parquet --known $(SEEDS) $(WARM_POOL) \
+	  --jobs 2 --metrics $(WARM)/metrics.jsonl
+endef
+$(eval $(call WARM_CHECK,base,$(MODEL)))
+$(eval $(call WARM_CHECK,warm,$(WARM)/checkpoint))
+
+warmstart-check: $(BUILD_DEP) venv $(MODEL_DEP)
+	$(MAKE) --no-print-directory $(WARM)/check-base/envs.parquet $(WARM)/check-warm/envs.parquet NO_BUILD=1
+	@$(PYTHON) scripts/warmstart_summary.py $(WARM)
 
 clean-runs:
 	rm -rf $(RUNS)

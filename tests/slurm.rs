@@ -86,7 +86,7 @@ fn a_sharded_slurm_round_equals_the_single_process_round() {
         .envs(
             [
                 "size", "pool", "seed", "temperature", "threads", "lr", "variant", "corpus", "seeds", "eval_suites", "eval_n",
-                "design_flags", "validate_flags", "rollout_flags", "regret_flags", "grpo_flags", "eval_flags",
+                "sample_flags", "design_flags", "validate_flags", "rollout_flags", "regret_flags", "grpo_flags", "eval_flags",
             ]
             .map(|k| (k.to_uppercase(), knob(k))),
         )

@@ -9,10 +9,10 @@
 # Environment (defaults in brackets; the names and defaults are the Makefile's knobs, so the same
 # values give the same round as `make round`): BIN [target/release], MODEL [scripts/fetch-model.sh],
 # MEMORY (the round's starting memory) [RUNDIR/memory-0000.parquet, built from SEEDS if missing],
-# START_MODEL [MODEL for round 1, else the previous round's checkpoint], SHARDS [4], SIZE [2,2,2]
-# (documents, samples per document, group), POOL [4], SEED [0], TEMPERATURE [1.0], THREADS [1],
+# START_MODEL [MODEL for round 1, else the previous round's checkpoint], SHARDS [4], SIZE [1,2,2]
+# (documents, samples per document, group), POOL [2], SEED [0], TEMPERATURE [1.0], THREADS [2],
 # LR [1e-6], VARIANT [blend], CORPUS [data/corpus], SEEDS [data/seed-envs], EVAL_SUITES
-# [rg:math,rg:logic], EVAL_N [2], DESIGN_FLAGS, VALIDATE_FLAGS, ROLLOUT_FLAGS, REGRET_FLAGS, GRPO_FLAGS,
+# [rg:math,rg:logic], EVAL_N [2], SAMPLE_FLAGS, DESIGN_FLAGS, VALIDATE_FLAGS, ROLLOUT_FLAGS, REGRET_FLAGS, GRPO_FLAGS,
 # EVAL_FLAGS [as in the Makefile], SBATCH_ARGS (extra sbatch flags, e.g. "--partition gpu --gres gpu:1").
 set -euo pipefail
 RUNDIR="${1:?usage: round.sh RUNDIR ROUND}"
@@ -20,12 +20,12 @@ ROUND="${2:?usage: round.sh RUNDIR ROUND}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 BIN="$(cd "${BIN:-$root/target/release}" && pwd)"
 MODEL="${MODEL:-$("$root/scripts/fetch-model.sh")}"
-SHARDS="${SHARDS:-4}" SIZE="${SIZE:-2,2,2}" POOL="${POOL:-4}"
+SHARDS="${SHARDS:-4}" SIZE="${SIZE:-1,2,2}" POOL="${POOL:-2}"
 IFS=, read -r DOCS PER_DOC GROUP <<<"$SIZE"
-SEED="${SEED:-0}" TEMPERATURE="${TEMPERATURE:-1.0}" THREADS="${THREADS:-1}" LR="${LR:-1e-6}" VARIANT="${VARIANT:-blend}"
+SEED="${SEED:-0}" TEMPERATURE="${TEMPERATURE:-1.0}" THREADS="${THREADS:-2}" LR="${LR:-1e-6}" VARIANT="${VARIANT:-blend}"
 CORPUS="${CORPUS:-data/corpus}" SEEDS="${SEEDS:-data/seed-envs}"
 EVAL_SUITES="${EVAL_SUITES:-rg:math,rg:logic}" EVAL_N="${EVAL_N:-2}"
-DESIGN_FLAGS="${DESIGN_FLAGS---max-new-tokens 768 --examples 1}" VALIDATE_FLAGS="${VALIDATE_FLAGS-}"
+SAMPLE_FLAGS="${SAMPLE_FLAGS---max-words 250}" DESIGN_FLAGS="${DESIGN_FLAGS---max-new-tokens 640 --examples 1}" VALIDATE_FLAGS="${VALIDATE_FLAGS-}"
 ROLLOUT_FLAGS="${ROLLOUT_FLAGS---max-new-tokens 96 --max-turns 3}" REGRET_FLAGS="${REGRET_FLAGS-}"
 GRPO_FLAGS="${GRPO_FLAGS-}" EVAL_FLAGS="${EVAL_FLAGS---max-tokens 256}"
 mkdir -p "$RUNDIR"
@@ -45,7 +45,7 @@ sub() { sbatch --parsable --kill-on-invalid-dep=yes --chdir "$root" -o "$log" ${
 prep=$(sub -J spade-prepare --wrap "set -e
   [[ -f '$MEMORY' ]] || { '$BIN/spade-validate' '$SEEDS' -o '$RUNDIR/seed-envs.parquet' --rejects '$RUNDIR/seed-rejects.parquet' --round 0; \
     '$BIN/spade-regret' --envs '$RUNDIR/seed-envs.parquet' -o '$RUNDIR/seed-scores.parquet' --memory-out '$MEMORY' --round 0; }
-  '$BIN/spade-sample-corpus' '$CORPUS' -o '$RDIR/docs.parquet' --n $DOCS $COMMON
+  '$BIN/spade-sample-corpus' '$CORPUS' -o '$RDIR/docs.parquet' --n $DOCS $SAMPLE_FLAGS $COMMON
   '$BIN/spade-design' --model '$START_MODEL' --docs '$RDIR/docs.parquet' --memory '$MEMORY' -o '$RDIR/candidates.parquet' --per-doc $PER_DOC $DESIGN_FLAGS $MODELFLAGS $COMMON
   '$BIN/spade-validate' '$RDIR/candidates.parquet' -o '$RDIR/envs.parquet' --rejects '$RDIR/rejects.parquet' --known '$MEMORY' --jobs 2 $VALIDATE_FLAGS $COMMON")
 roll=$(sub -J spade-rollout --dependency "afterok:$prep" --array "0-$((SHARDS - 1))" --wrap "'$BIN/spade-rollout' --model '$START_MODEL' \
