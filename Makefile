@@ -174,7 +174,7 @@ endif
 
 ifeq ($(FIXED_POOL),)
 NEW_ENVS := $(RDIR)/envs.parquet
-$(RDIR)/envs.parquet: $(RDIR)/candidates.parquet
+$(RDIR)/envs.parquet: $(RDIR)/candidates.parquet $(START_MEMORY)
 	$(VALIDATE) $< -o $@ --rejects $(RDIR)/rejects.parquet --known $(START_MEMORY) --jobs 2 $(VALIDATE_FLAGS) $(COMMON)
 else
 NEW_ENVS :=

@@ -299,3 +299,35 @@ fn killed_rounds_resume_to_the_same_outputs() {
         assert!(v == &b[k], "{k} differs between the uninterrupted and the resumed run");
     }
 }
+
+#[test]
+fn warmstart_and_its_check_run_through_the_makefile() {
+    let d = tmp();
+    let model = tiny_model(&d.path().join("tiny"), 24, 8192);
+    let corpus = corpus(d.path());
+    let runs = d.path().join("runs");
+    let mut c = make(&runs, &model, &corpus, &[]);
+    c.args([
+        "warmstart",
+        "warmstart-check",
+        "SFT_FLAGS=--epochs 1 --per-env 1 --examples 0 --max-new-tokens 64 --held-out 0.5",
+        "WARM_DESIGN_FLAGS=--max-new-tokens 16 --examples 0",
+        "CHECK_DOCS=2",
+        "CHECK_PER_DOC=2",
+    ]);
+    let out = c.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let warm = runs.join("warmstart");
+    assert!(stdout.contains("make round MODEL="), "{stdout}");
+    let check: Value = serde_json::from_str(&std::fs::read_to_string(warm.join("check.json")).unwrap()).unwrap();
+    for k in ["base", "warm"] {
+        assert_eq!(check[k]["samples"], 4, "{check}");
+        assert!(check[k]["share"].as_f64().unwrap() <= 1.0);
+    }
+    let split: Value = serde_json::from_str(&std::fs::read_to_string(warm.join("split.json")).unwrap()).unwrap();
+    let held: HashSet<String> = split["held_out_docs"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
+    for r in rows(&warm.join("check-docs.parquet")) {
+        assert!(held.contains(r["doc_id"].as_str().unwrap()), "checked on held-out documents only");
+    }
+}

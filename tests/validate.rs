@@ -59,7 +59,7 @@ fn every_row_lands_in_exactly_one_output_with_the_right_reason() {
         cand("nan", &fixture("adversarial/nan_reward.py"), ""),
         serde_json::json!({"candidate_id": "final", "code": "this is not python", "final_code": fixture("validate/reference_style.py"), "hint": null}),
         // Any action wins half the time, the empty one too: that is no leak of the hint.
-        cand("any-wins", &std::fs::read_to_string(root().join("tests/data/round-seeds/coin.py")).unwrap(), "Luck decides."),
+        cand("any-wins", &std::fs::read_to_string(root().join("tests/data/round-seeds/coin.py")).unwrap(), "Pure chance; pick a side."),
     ];
     let (envs, rej) = validate(d.path(), &rows, &[]);
     assert_eq!(envs.len() + rej.len(), rows.len(), "envs {envs:#?}\nrejects {rej:#?}");
