@@ -15,6 +15,7 @@ pub const STAGES: &[&str] = &[
     "spade-regret",
     "spade-grpo-step",
     "spade-eval",
+    "spade-sft",
 ];
 
 /// A command for one of this package's binaries, with a clean environment for spade's variables.

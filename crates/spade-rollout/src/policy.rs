@@ -6,15 +6,25 @@ use spade_model::{ChatTemplate, FinishReason, Generation, GenerationRequest, Mod
 
 use crate::Result;
 
-/// A policy: a tokenizer and chat template, and batched generation.
+/// A policy: a tokenizer and chat template (a model's, by default), and batched generation.
 pub trait Policy {
-    fn chat_template(&self) -> &ChatTemplate;
+    /// The model whose tokenizer, chat template and context length the policy speaks.
+    fn model(&self) -> &Model;
+    fn chat_template(&self) -> &ChatTemplate {
+        self.model().chat_template()
+    }
     /// Encode text (special tokens written in it are recognised; nothing is added).
-    fn encode(&self, text: &str) -> Result<Vec<u32>>;
+    fn encode(&self, text: &str) -> Result<Vec<u32>> {
+        Ok(self.model().tokenizer().encode(text, false)?)
+    }
     /// Decode ids, special tokens kept.
-    fn decode(&self, ids: &[u32]) -> Result<String>;
+    fn decode(&self, ids: &[u32]) -> Result<String> {
+        Ok(self.model().tokenizer().decode(ids, false)?)
+    }
     /// Prompt + completion tokens the model can hold.
-    fn context_length(&self) -> usize;
+    fn context_length(&self) -> usize {
+        self.model().context_length()
+    }
     /// Continue every prompt (each until an end-of-turn token, or `max_new_tokens`, or the
     /// context length). One call for the whole batch.
     fn generate(&self, requests: &[GenerationRequest], max_new_tokens: usize) -> Result<Vec<Generation>>;
@@ -27,17 +37,8 @@ pub struct ModelPolicy<'a> {
 }
 
 impl Policy for ModelPolicy<'_> {
-    fn chat_template(&self) -> &ChatTemplate {
-        self.model.chat_template()
-    }
-    fn encode(&self, text: &str) -> Result<Vec<u32>> {
-        Ok(self.model.tokenizer().encode(text, false)?)
-    }
-    fn decode(&self, ids: &[u32]) -> Result<String> {
-        Ok(self.model.tokenizer().decode(ids, false)?)
-    }
-    fn context_length(&self) -> usize {
-        self.model.context_length()
+    fn model(&self) -> &Model {
+        self.model
     }
     fn generate(&self, requests: &[GenerationRequest], max_new_tokens: usize) -> Result<Vec<Generation>> {
         let p = SamplingParams { max_new_tokens, ..self.params.clone() };
@@ -61,17 +62,8 @@ impl<'a> ScriptedPolicy<'a> {
 }
 
 impl Policy for ScriptedPolicy<'_> {
-    fn chat_template(&self) -> &ChatTemplate {
-        self.model.chat_template()
-    }
-    fn encode(&self, text: &str) -> Result<Vec<u32>> {
-        Ok(self.model.tokenizer().encode(text, false)?)
-    }
-    fn decode(&self, ids: &[u32]) -> Result<String> {
-        Ok(self.model.tokenizer().decode(ids, false)?)
-    }
-    fn context_length(&self) -> usize {
-        self.model.context_length()
+    fn model(&self) -> &Model {
+        self.model
     }
     fn generate(&self, requests: &[GenerationRequest], max_new_tokens: usize) -> Result<Vec<Generation>> {
         let eos = self.model.eos_ids().first().copied();
