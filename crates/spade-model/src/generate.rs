@@ -86,6 +86,9 @@ struct SeqState {
     budget: usize,
 }
 
+/// Prompt positions per prefill forward (see `generate_chunk`).
+const PREFILL_CHUNK: usize = 512;
+
 impl Model {
     /// Generate continuations of many prompts with the model's inference representation.
     pub fn generate(&self, requests: &[GenerationRequest], params: &SamplingParams) -> Result<Vec<Generation>> {
@@ -147,7 +150,20 @@ impl Model {
         let mut cache = KvCache::with_capacity(self.config.num_hidden_layers, batch.input_ids.dim(1)? + longest);
         // The prompt goes through the f32 weights whatever the representation: f32 GEMM beats
         // candle's quantised matmul on many rows, and it is per-sequence, so batch-independent.
-        let mut logits = self.run(self.stack(Repr::F32)?, &batch.input_ids, &valid, Some(&mut cache), true, true)?;
+        // Chunked prefill: PREFILL_CHUNK query positions at a time over the growing cache, so the
+        // attention scores of a long prompt batch never exceed batch × heads × chunk × length.
+        let total = batch.input_ids.dim(1)?;
+        let st32 = self.stack(Repr::F32)?;
+        let mut start = 0;
+        let mut logits = None;
+        while start < total {
+            let end = (start + PREFILL_CHUNK).min(total);
+            let ids = batch.input_ids.narrow(1, start, end - start)?;
+            let v: Vec<Vec<u8>> = valid.iter().map(|r| r[..end].to_vec()).collect();
+            logits = Some(self.run(st32, &ids, &v, Some(&mut cache), true, true)?);
+            start = end;
+        }
+        let mut logits = logits.expect("a prompt has at least one token");
         let max_stop = params.stop.iter().map(|s| s.len()).max().unwrap_or(0);
         loop {
             let rows = logits.squeeze(1)?.to_vec2::<f32>()?;
