@@ -195,10 +195,8 @@ fn run(args: Args) -> anyhow::Result<()> {
     let model_path = args.model.model_path();
     let policy_version = spade_cli::policy_version(&model_path)?;
     let mut config = spade_cli::config_json(&args);
+    args.model.record_sampling(&mut config);
     if let Some(o) = config.as_object_mut() {
-        o.insert("model".into(), model_path.display().to_string().into());
-        o.insert("temperature".into(), args.model.temperature.into());
-        o.insert("repr".into(), args.model.repr.to_string().into());
         o.insert("prompts".into(), prompts_dir.display().to_string().into());
     }
     let meta = WriteMeta { table: "candidates".into(), seed: Some(args.common.seed), config: Some(config.clone()), tool: Some("spade-design".into()) };

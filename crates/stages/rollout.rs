@@ -295,11 +295,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     let model_path = args.model.model_path();
     let policy_version = spade_cli::policy_version(&model_path)?;
     let mut config = spade_cli::config_json(&args);
-    if let Some(o) = config.as_object_mut() {
-        o.insert("model".into(), model_path.display().to_string().into());
-        o.insert("temperature".into(), args.model.temperature.into());
-        o.insert("repr".into(), args.model.repr.to_string().into());
-    }
+    args.model.record_sampling(&mut config);
     let meta = WriteMeta { table: ROLLOUTS.name.into(), seed: Some(seed), config: Some(config.clone()), tool: Some("spade-rollout".into()) };
     let stamp = Stamp { policy_version, round: round as i64, step: step as i32, temperature: args.model.temperature };
 

@@ -94,6 +94,16 @@ impl ModelArgs {
         parse_device(&self.device)
     }
 
+    /// Record in a stage's configuration (a JSON object) what it sampled with: the resolved model
+    /// path, the temperature and the weight representation.
+    pub fn record_sampling(&self, config: &mut serde_json::Value) {
+        if let Some(o) = config.as_object_mut() {
+            o.insert("model".into(), self.model_path().display().to_string().into());
+            o.insert("temperature".into(), self.temperature.into());
+            o.insert("repr".into(), self.repr.to_string().into());
+        }
+    }
+
     /// Apply `--threads`, load the model and build its inference representation.
     pub fn load(&self) -> Result<Model> {
         if let Some(n) = self.threads {
