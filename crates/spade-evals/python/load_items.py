@@ -89,6 +89,41 @@ def load_mmath(suite, n):
         })
 
 
+# BFCL v4 multi-turn categories (the long-context one is left out: its tool outputs alone exceed
+# the context of the models this project trains on a CPU).
+BFCL_CATEGORIES = ["multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param"]
+
+
+def load_bfcl(n):
+    """BFCL v4 multi-turn items, prompted as the package prompts models without native function
+    calling: its own system prompt (the function docs in JSON), one user message per turn, and in
+    the miss-function category its own message adding the held-out functions at their turn."""
+    import copy
+    from bfcl_eval.constants.default_prompts import DEFAULT_USER_PROMPT_FOR_ADDITIONAL_FUNCTION_PROMPTING
+    from bfcl_eval.model_handler.utils import system_prompt_pre_processing_chat_model
+    from bfcl_eval.utils import load_dataset_entry, load_ground_truth_entry
+    for category in BFCL_CATEGORIES:
+        truth = {g["id"]: g["ground_truth"] for g in load_ground_truth_entry(category)}
+        for e in load_dataset_entry(category)[:n]:
+            turns = copy.deepcopy(e["question"])
+            for t, funcs in e.get("missed_function", {}).items():
+                turns[int(t)] = [{"role": "user",
+                                  "content": DEFAULT_USER_PROMPT_FOR_ADDITIONAL_FUNCTION_PROMPTING.format(functions=funcs)}]
+            turns[0] = system_prompt_pre_processing_chat_model(turns[0], e["function"], e["id"])
+            gt = truth[e["id"]]
+            emit({
+                "suite": "bfcl-mt", "family": "tool-use", "task": category, "item_id": e["id"],
+                "prompt": turns[0],
+                "answer": json.dumps(gt),
+                # The ground-truth calls as one step per turn (given as `calls`: BFCL's decoder
+                # drops positional arguments, which some ground-truth calls use).
+                "reference": json.dumps([[{"reply": "[" + ", ".join(t) + "]", "calls": t}] if t else []
+                                         for t in gt]),
+                "meta": {"id": e["id"], "category": category, "turns": turns[1:],
+                         "initial_config": e.get("initial_config", {}), "involved_classes": e["involved_classes"]},
+            })
+
+
 def main():
     cfg = json.loads(sys.argv[1])
     n, seed = int(cfg["n"]), int(cfg["seed"])
@@ -99,6 +134,8 @@ def main():
             load_humaneval(n)
         elif suite in MMATH_SOURCES:
             load_mmath(suite, n)
+        elif suite == "bfcl-mt":
+            load_bfcl(n)
         else:
             raise SystemExit("unknown suite %r" % suite)
     sys.stdout.flush()

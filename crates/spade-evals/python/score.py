@@ -4,7 +4,9 @@ executes them), so this module never runs in the stage process.
 
 Entry points (called with JSON arguments, return JSON):
     score_batch(site_paths, items) -> [{"score", "status", "extracted"}]
-where each item is {"suite", "task", "response", "answer", "meta"}.
+where each item is {"suite", "task", "response", "answer", "meta"}, and, for BFCL multi-turn
+episodes (the model's calls are eval()ed against the package's function backends):
+    bfcl_step(site_paths, meta, executed, reply) -> {"calls", "results", "error"}
 """
 
 import math
@@ -89,6 +91,80 @@ def score_humaneval(item):
     return {"score": 1.0, "status": "ok", "extracted": None}
 
 
+def _bfcl_decode(reply):
+    """The calls of one model reply as BFCL decodes them: a list of call strings, [] when the
+    reply holds no call, None (with the error) when it cannot be decoded."""
+    from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_utils import is_empty_execute_response
+    from bfcl_eval.model_handler.utils import default_decode_execute_prompting
+    try:
+        calls = default_decode_execute_prompting(reply or "", has_tool_call_tag=False)
+    except Exception as e:
+        return None, "%s: %s" % (type(e).__name__, str(e)[:200])
+    if is_empty_execute_response(calls):
+        return [], None
+    return [str(c) for c in calls], None
+
+
+def _bfcl_instances_name():
+    # The package caches backend instances in module globals by model name and item id: a fresh
+    # name per call keeps every episode on its own state even if a process were reused.
+    import uuid
+    return "spade_" + uuid.uuid4().hex
+
+
+def bfcl_step(site_paths, meta, executed, reply):
+    """One step of a BFCL multi-turn episode: decode `reply`; when it holds calls, rebuild the
+    backends' state by replaying the calls `executed` so far (a list of steps, each a list of call
+    strings; the backends are deterministic, their randomness seeded), then execute the new calls
+    and return their results."""
+    _setup(site_paths)
+    calls, error = _bfcl_decode(reply)
+    if not calls:
+        return {"calls": calls, "results": [], "error": error}
+    from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_utils import execute_multi_turn_func_call
+    name = _bfcl_instances_name()
+    long_context = "long_context" in meta["category"]
+    run = lambda cs: execute_multi_turn_func_call(cs, meta["initial_config"], meta["involved_classes"], name,
+                                                  meta["id"], long_context=long_context, is_evaL_run=False)[0]
+    for step in executed:
+        run(step)
+    return {"calls": calls, "results": [str(r) for r in run(calls)], "error": None}
+
+
+def score_bfcl(item):
+    """BFCL's multi-turn checker on an episode transcript: a JSON list of turns, each a list of
+    steps {"reply", "calls"?}; a step's calls are decoded from its reply unless given. Fewer turns
+    than the ground truth (the episode was cut short) fail, as in BFCL."""
+    import json
+    from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import multi_turn_checker
+    m = item["meta"]
+    truth = json.loads(item["answer"])
+    try:
+        turns = json.loads(item["response"] or "[]")
+    except ValueError:
+        return {"score": 0.0, "status": "ok", "extracted": "transcript is not JSON"}
+    if not isinstance(turns, list) or len(turns) != len(truth):
+        n = len(turns) if isinstance(turns, list) else 0
+        return {"score": 0.0, "status": "ok", "extracted": "cut short: %d of %d turns" % (n, len(truth))}
+    decoded = []
+    for turn in turns:
+        steps = []
+        for step in turn if isinstance(turn, list) else []:
+            step = step if isinstance(step, dict) else {"reply": str(step)}
+            calls = step.get("calls")
+            if not isinstance(calls, list):
+                calls, _ = _bfcl_decode(step.get("reply"))
+            if calls:
+                steps.append([str(c) for c in calls])
+        decoded.append(steps)
+    entry = {"id": m["id"], "initial_config": m["initial_config"], "involved_classes": m["involved_classes"]}
+    verdict = multi_turn_checker(decoded, truth, entry, m["category"], _bfcl_instances_name())
+    if verdict.get("valid"):
+        return {"score": 1.0, "status": "ok", "extracted": None}
+    why = verdict.get("error_type") or verdict.get("error_message") or "invalid"
+    return {"score": 0.0, "status": "ok", "extracted": str(why)}
+
+
 def score_one(item):
     suite = item["suite"]
     if suite.startswith("rg:"):
@@ -97,6 +173,8 @@ def score_one(item):
         return score_math(item)
     if suite == "humaneval":
         return score_humaneval(item)
+    if suite == "bfcl-mt":
+        return score_bfcl(item)
     return {"score": 0.0, "status": "unknown suite %s" % suite, "extracted": None}
 
 

@@ -45,7 +45,8 @@ pub struct ScoreOut {
 }
 
 impl ScoreOut {
-    fn failed(status: impl Into<String>) -> Self {
+    /// Score 0 with `status` saying why nothing was scored.
+    pub fn failed(status: impl Into<String>) -> Self {
         ScoreOut { score: 0.0, status: status.into(), extracted: None }
     }
 }
@@ -152,6 +153,32 @@ impl Scorer {
         }
     }
 
+    /// One step of a BFCL multi-turn episode, in a sandbox child: decode `reply` and execute its
+    /// calls against the item's backends after replaying `executed` (see `bfcl_step` in
+    /// `python/score.py`). `Err` is the sandbox's status (`timeout`, `memory`, …).
+    pub fn bfcl_step(&self, meta: &Value, executed: &[Vec<String>], reply: &str) -> Result<crate::bfcl::StepOut, String> {
+        let v = self
+            .batch_sb
+            .run_function(SCORE, "bfcl_step", &[json!(self.site), meta.clone(), json!(executed), json!(reply)], &json!({}))
+            .map_err(|e| {
+                tracing::debug!("sandbox bfcl step: {}: {}", e.status.as_str(), first_line(&e.message));
+                e.status.as_str().to_string()
+            })?;
+        let out: crate::bfcl::StepOut = serde_json::from_value(v).map_err(|e| format!("invalid_result: {e}"))?;
+        if out.calls.as_ref().is_some_and(|c| !c.is_empty() && c.len() != out.results.len()) {
+            return Err("invalid_result: results do not match calls".into());
+        }
+        Ok(out)
+    }
+
+    /// [`Scorer::bfcl_step`] for many episodes at once (`--jobs` children); aligned with `steps`.
+    pub fn bfcl_steps(&self, steps: &[(&Value, &[Vec<String>], &str)]) -> Vec<Result<crate::bfcl::StepOut, String>> {
+        par_map(self.cfg.jobs, steps.len(), |i| {
+            let (meta, executed, reply) = steps[i];
+            self.bfcl_step(meta, executed, reply)
+        })
+    }
+
     /// Score every request; the result is aligned with `reqs`. `progress` is called with the
     /// number of answers just scored.
     pub fn score(&self, reqs: &[ScoreReq], progress: &(dyn Fn(usize) + Sync)) -> Vec<ScoreOut> {
@@ -172,26 +199,40 @@ impl Scorer {
                 }
             }
         }
-        let out: Mutex<Vec<Option<ScoreOut>>> = Mutex::new(vec![None; reqs.len()]);
-        let next = AtomicUsize::new(0);
-        std::thread::scope(|s| {
-            for _ in 0..self.cfg.jobs.max(1) {
-                s.spawn(|| loop {
-                    let g = next.fetch_add(1, Ordering::SeqCst);
-                    let Some(idx) = groups.get(g) else { break };
-                    let group: Vec<&ScoreReq> = idx.iter().map(|&i| &reqs[i]).collect();
-                    let res = self.score_group(&group);
-                    let mut o = out.lock().unwrap();
-                    for (&i, r) in idx.iter().zip(res) {
-                        o[i] = Some(r);
-                    }
-                    drop(o);
-                    progress(idx.len());
-                });
-            }
+        let verdicts = par_map(self.cfg.jobs, groups.len(), |g| {
+            let idx = &groups[g];
+            let group: Vec<&ScoreReq> = idx.iter().map(|&i| &reqs[i]).collect();
+            let res = self.score_group(&group);
+            progress(idx.len());
+            res
         });
-        out.into_inner().unwrap().into_iter().map(|o| o.unwrap_or_else(|| ScoreOut::failed("infra_error: not scored"))).collect()
+        let mut out: Vec<Option<ScoreOut>> = vec![None; reqs.len()];
+        for (idx, res) in groups.iter().zip(verdicts) {
+            for (&i, r) in idx.iter().zip(res) {
+                out[i] = Some(r);
+            }
+        }
+        out.into_iter().map(|o| o.unwrap_or_else(|| ScoreOut::failed("infra_error: not scored"))).collect()
     }
+}
+
+/// `f(0..n)` on `jobs` threads taking the next index as they finish; results in index order.
+fn par_map<T: Send>(jobs: usize, n: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    let out: Mutex<Vec<Option<T>>> = Mutex::new((0..n).map(|_| None).collect());
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..jobs.max(1).min(n.max(1)) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                if i >= n {
+                    break;
+                }
+                let r = f(i);
+                out.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
+            });
+        }
+    });
+    out.into_inner().unwrap_or_else(|e| e.into_inner()).into_iter().map(|o| o.expect("every index ran")).collect()
 }
 
 fn first_line(s: &str) -> &str {
