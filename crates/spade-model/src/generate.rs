@@ -86,8 +86,21 @@ struct SeqState {
     budget: usize,
 }
 
-/// Prompt positions per prefill forward (see `generate_chunk`).
+/// Most prompt positions per prefill forward (see `generate_chunk`).
 const PREFILL_CHUNK: usize = 512;
+
+/// Bytes of attention scores one prefill forward may hold per layer (batch × heads × chunk ×
+/// length × 4); the softmax and the mask each make a copy of that size.
+const PREFILL_SCORE_BYTES: usize = 512 << 20;
+
+/// Prompt positions per prefill forward for `batch` prompts of `length` positions with `heads`
+/// query heads: at most [`PREFILL_CHUNK`], fewer when the scores would exceed
+/// [`PREFILL_SCORE_BYTES`] (a batch of 64 prompts of 3k tokens held ~10 GB of scores at 512), never
+/// under 16.
+pub(crate) fn prefill_chunk(batch: usize, heads: usize, length: usize) -> usize {
+    let per_position = batch.max(1) * heads.max(1) * length.max(1) * 4;
+    (PREFILL_SCORE_BYTES / per_position).clamp(16, PREFILL_CHUNK)
+}
 
 impl Model {
     /// Generate continuations of many prompts with the model's inference representation.
@@ -150,14 +163,15 @@ impl Model {
         let mut cache = KvCache::with_capacity(self.config.num_hidden_layers, batch.input_ids.dim(1)? + longest);
         // The prompt goes through the f32 weights whatever the representation: f32 GEMM beats
         // candle's quantised matmul on many rows, and it is per-sequence, so batch-independent.
-        // Chunked prefill: PREFILL_CHUNK query positions at a time over the growing cache, so the
-        // attention scores of a long prompt batch never exceed batch × heads × chunk × length.
+        // Chunked prefill: a few query positions at a time over the growing cache, so the
+        // attention scores of a long prompt batch stay near PREFILL_SCORE_BYTES.
         let total = batch.input_ids.dim(1)?;
+        let step = prefill_chunk(prompts.len(), self.config.num_attention_heads, total);
         let st32 = self.stack(Repr::F32)?;
         let mut start = 0;
         let mut logits = None;
         while start < total {
-            let end = (start + PREFILL_CHUNK).min(total);
+            let end = (start + step).min(total);
             let ids = batch.input_ids.narrow(1, start, end - start)?;
             let v: Vec<Vec<u8>> = valid.iter().map(|r| r[..end].to_vec()).collect();
             logits = Some(self.run(st32, &ids, &v, Some(&mut cache), true, true)?);
@@ -307,6 +321,16 @@ fn logsumexp(x: &[f32], t: f32) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn prefill_chunks_shrink_with_batch_and_length() {
+        // SmolLM2-135M (9 heads): one 3k-token prompt keeps the full chunk...
+        assert_eq!(prefill_chunk(1, 9, 3000), PREFILL_CHUNK);
+        // ...64 of them take fewer positions at a time, bounding the scores.
+        let c = prefill_chunk(64, 9, 3000);
+        assert!(c < 100 && 64 * 9 * c * 3000 * 4 <= PREFILL_SCORE_BYTES, "{c}");
+        assert_eq!(prefill_chunk(1024, 32, 32_768), 16);
+    }
 
     #[test]
     fn top_k_and_top_p_truncate() {
