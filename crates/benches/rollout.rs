@@ -33,9 +33,14 @@ fn env_var(name: &str, default: usize) -> usize {
 
 fn summary(stats: &PlayStats, outcomes: &[spade_rollout::EpisodeOutcome]) -> serde_json::Value {
     let ok = outcomes.iter().filter(|o| o.status == "ok").count();
+    let mut statuses = std::collections::BTreeMap::<String, usize>::new();
+    for o in outcomes {
+        *statuses.entry(o.status.to_string()).or_default() += 1;
+    }
     json!({
         "episodes": stats.episodes,
         "ok": ok,
+        "statuses": statuses,
         "turns": outcomes.iter().map(|o| o.turns as usize).sum::<usize>(),
         "generated_tokens": stats.generated_tokens,
         "generate_calls": stats.generate_calls,
