@@ -166,11 +166,10 @@ fn run(args: Args) -> anyhow::Result<()> {
     };
 
     // Score in the sandbox (all but the answers that already have a verdict).
-    let to_score: Vec<usize> = (0..answers.len()).filter(|&i| answers[i].verdict.is_none()).collect();
-    let reqs: Vec<ScoreReq> = to_score
+    let reqs: Vec<ScoreReq> = answers
         .iter()
-        .map(|&i| {
-            let a = &answers[i];
+        .filter(|a| a.verdict.is_none())
+        .map(|a| {
             let it = &items[a.item];
             ScoreReq {
                 suite: it.suite.clone(),
@@ -184,10 +183,12 @@ fn run(args: Args) -> anyhow::Result<()> {
     let pb = args.common.progress(Some(reqs.len() as u64), "scoring");
     let scored = scorer.score(&reqs, &|n| pb.inc(n as u64));
     pb.finish_and_clear();
-    let mut verdicts: Vec<ScoreOut> = answers.iter().map(|a| a.verdict.clone().unwrap_or_else(|| ScoreOut::failed(""))).collect();
-    for (&i, v) in to_score.iter().zip(scored) {
-        verdicts[i] = v;
-    }
+    // The scored verdicts, in order, fill the answers that had none.
+    let mut scored = scored.into_iter();
+    let verdicts: Vec<ScoreOut> = answers
+        .iter()
+        .map(|a| a.verdict.clone().unwrap_or_else(|| scored.next().expect("one verdict per scored answer")))
+        .collect();
 
     // The table.
     let col = |f: &dyn Fn(&Answer, &Item) -> Option<String>| -> ArrayRef {
@@ -418,7 +419,7 @@ fn play_bfcl(
         .map(|ep| {
             let mut a = Answer::new(ep.item, ep.sample, ep.transcript());
             if let Some(End::Failed(why)) = ep.end() {
-                a.verdict = Some(ScoreOut { score: 0.0, status: why.clone(), extracted: None });
+                a.verdict = Some(ScoreOut::failed(why.clone()));
             }
             a
         })

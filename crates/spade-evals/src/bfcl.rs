@@ -118,13 +118,7 @@ impl Episode {
         if self.end.is_some() {
             return;
         }
-        self.generations += 1;
-        self.messages.push(Message {
-            role: "assistant".into(),
-            content: reply.to_string(),
-        });
-        self.current
-            .push(json!({"reply": reply, "calls": null, "results": [], "error": status}));
+        self.record(reply, json!({"reply": reply, "calls": null, "results": [], "error": status}));
         self.end = Some(End::Failed(format!("sandbox_{status}")));
     }
 
@@ -133,12 +127,8 @@ impl Episode {
         if self.end.is_some() {
             return;
         }
-        self.generations += 1;
-        self.messages.push(Message {
-            role: "assistant".into(),
-            content: reply.to_string(),
-        });
-        self.current.push(
+        self.record(
+            reply,
             json!({"reply": reply, "calls": out.calls, "results": out.results, "error": out.error}),
         );
         match out.calls {
@@ -166,6 +156,16 @@ impl Episode {
                 }
             }
         }
+    }
+
+    /// One generated reply: the assistant message and its transcript step.
+    fn record(&mut self, reply: &str, step: Value) {
+        self.generations += 1;
+        self.messages.push(Message {
+            role: "assistant".into(),
+            content: reply.to_string(),
+        });
+        self.current.push(step);
     }
 
     /// The transcript: the played turns (and an unfinished one, if any) as JSON text.
