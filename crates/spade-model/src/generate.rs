@@ -131,7 +131,7 @@ impl Model {
         reqs: &[GenerationRequest],
         params: &SamplingParams,
     ) -> Result<Vec<Generation>> {
-        let st = self.stack(repr)?;
+        let st = self.stack(repr, false)?;
         let ctx = self.context_length();
         let mut states: Vec<SeqState> = reqs
             .iter()
@@ -167,7 +167,7 @@ impl Model {
         // attention scores of a long prompt batch stay near PREFILL_SCORE_BYTES.
         let total = batch.input_ids.dim(1)?;
         let step = prefill_chunk(prompts.len(), self.config.num_attention_heads, total);
-        let st32 = self.stack(Repr::F32)?;
+        let st32 = self.stack(Repr::F32, false)?;
         let mut start = 0;
         let mut logits = None;
         while start < total {
@@ -178,6 +178,7 @@ impl Model {
             start = end;
         }
         let mut logits = logits.expect("a prompt has at least one token");
+        debug_assert!(!logits.track_op(), "generation must run outside the autograd graph");
         let max_stop = params.stop.iter().map(|s| s.len()).max().unwrap_or(0);
         loop {
             let rows = logits.squeeze(1)?.to_vec2::<f32>()?;

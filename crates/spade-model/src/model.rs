@@ -71,6 +71,14 @@ impl Lin {
         }
     }
 
+    /// The same weights outside the autograd graph (storage shared).
+    fn detached(&self) -> Lin {
+        match self {
+            Lin::Dense(w) => Lin::Dense(w.detach()),
+            Lin::Quant(q) => Lin::Quant(q.clone()),
+        }
+    }
+
     fn build(w: &Tensor, repr: Repr) -> Result<Lin> {
         match repr {
             Repr::F32 => Ok(Lin::Dense(w.clone())),
@@ -150,6 +158,36 @@ impl Stack {
             None => Lin::build(&embed, repr)?,
         };
         Ok(Stack { embed, layers, norm: w.get("model.norm.weight")?, head })
+    }
+
+    /// The same weights (storage shared, so in-place updates show) outside the autograd graph.
+    /// Inference runs on this: a forward over `Var`s records every intermediate for a backward
+    /// that never comes, so a layer's activations (attention scores included) lived until the
+    /// forward ended — a batched prefill of 64 prompts grew to ~24 GB on the default model.
+    fn detached(&self) -> Stack {
+        let d = |t: &Option<Tensor>| t.as_ref().map(Tensor::detach);
+        let layers = self
+            .layers
+            .iter()
+            .map(|l| Layer {
+                in_norm: l.in_norm.detach(),
+                q: l.q.detached(),
+                k: l.k.detached(),
+                v: l.v.detached(),
+                o: l.o.detached(),
+                q_b: d(&l.q_b),
+                k_b: d(&l.k_b),
+                v_b: d(&l.v_b),
+                o_b: d(&l.o_b),
+                q_norm: d(&l.q_norm),
+                k_norm: d(&l.k_norm),
+                post_norm: l.post_norm.detach(),
+                gate: l.gate.detached(),
+                up: l.up.detached(),
+                down: l.down.detached(),
+            })
+            .collect();
+        Stack { embed: self.embed.detach(), layers, norm: self.norm.detach(), head: self.head.detached() }
     }
 }
 
@@ -289,7 +327,10 @@ pub struct Model {
     pub(crate) chat: ChatTemplate,
     pub(crate) device: Device,
     pub(crate) eos_ids: Vec<u32>,
+    /// The f32 weights as `Var`s: the trainer's forward.
     dense: Stack,
+    /// The same storage outside the graph: f32 inference (generation, scoring without gradient).
+    frozen: Stack,
     fast: Option<(Repr, Stack)>,
     inv_freq: Tensor,
     /// Extra metadata: where the model was loaded from.
@@ -323,13 +364,14 @@ impl Model {
     ) -> Result<Self> {
         config.validate()?;
         let dense = Stack::build(&config, &weights, Repr::F32)?;
+        let frozen = dense.detached();
         let inv = config.inv_freq();
         let n = inv.len();
         let inv_freq = Tensor::from_vec(inv, (1, 1, n), &device)?;
         let mut eos_ids = eos_ids;
         eos_ids.sort_unstable();
         eos_ids.dedup();
-        Ok(Model { config, weights, tokenizer, chat, device, eos_ids, dense, fast: None, inv_freq, source })
+        Ok(Model { config, weights, tokenizer, chat, device, eos_ids, dense, frozen, fast: None, inv_freq, source })
     }
 
     pub fn config(&self) -> &ModelConfig {
@@ -376,14 +418,18 @@ impl Model {
     pub fn set_inference_repr(&mut self, repr: Repr) -> Result<()> {
         self.fast = match repr {
             Repr::F32 => None,
-            r => Some((r, Stack::build(&self.config, &self.weights, r)?)),
+            r => Some((r, Stack::build(&self.config, &self.weights, r)?.detached())),
         };
         Ok(())
     }
 
-    pub(crate) fn stack(&self, repr: Repr) -> Result<&Stack> {
+    /// The weights for a forward: `grad` = the trainable `Var`s (f32 only), otherwise
+    /// weights outside the autograd graph, whose forward frees activations as it goes.
+    pub(crate) fn stack(&self, repr: Repr, grad: bool) -> Result<&Stack> {
         match (repr, &self.fast) {
-            (Repr::F32, _) => Ok(&self.dense),
+            (Repr::F32, _) if grad => Ok(&self.dense),
+            (Repr::F32, _) => Ok(&self.frozen),
+            (r, _) if grad => Err(Error::Invalid(format!("representation {r} has no gradient; train in f32"))),
             (r, Some((fr, s))) if *fr == r => Ok(s),
             (r, _) => Err(Error::Invalid(format!(
                 "representation {r} not built; call set_inference_repr first"
@@ -421,7 +467,7 @@ impl Model {
             Some(m) => m.to_dtype(DType::U8)?.to_vec2::<u8>()?,
             None => vec![vec![1u8; s]; b],
         };
-        self.run(self.stack(repr)?, input_ids, &valid, None, false, false)
+        self.run(self.stack(repr, repr == Repr::F32)?, input_ids, &valid, None, false, false)
     }
 
     /// The core forward. `valid[b][j]` tells whether key position j (over cache + new tokens)

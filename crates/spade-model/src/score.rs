@@ -55,7 +55,7 @@ impl Checkpointed<'_> {
     /// over the stores (tied embeddings get two).
     pub fn backward(self, coef: &Tensor, mut sink: impl FnMut(&GradStore) -> Result<()>) -> Result<()> {
         let m = self.model;
-        let st = m.stack(Repr::F32)?;
+        let st = m.stack(Repr::F32, true)?;
         let missing = || Error::Invalid("no gradient reached a block's input".into());
         let store = (&self.logprobs * coef)?.sum_all()?.backward()?;
         let mut g = store.get(self.top.as_tensor()).cloned().ok_or_else(missing)?;
@@ -95,6 +95,21 @@ impl Model {
         picked_logprobs(&logits, &batch, t)
     }
 
+    /// [`Model::token_logprobs`] (f32) without gradient, as plain numbers (one row per sequence,
+    /// padded with 0 to the longest): the same values, but the forward frees each layer's
+    /// activations as it goes instead of keeping them for a backward.
+    pub fn token_logprobs_no_grad(&self, seqs: &[Vec<u32>], temperature: f32) -> Result<Vec<Vec<f32>>> {
+        let t = divisor(temperature)?;
+        let batch = Batch::new(seqs, self.tokenizer.pad_id(), false, &self.device)?;
+        let (b, s) = batch.input_ids.dims2()?;
+        if s < 2 {
+            return Ok(vec![vec![0.0; s]; b]);
+        }
+        let valid = batch.attention_mask.to_vec2::<u8>()?;
+        let logits = self.run(self.stack(Repr::F32, false)?, &batch.input_ids, &valid, None, false, false)?;
+        Ok(picked_logprobs(&logits, &batch, t)?.to_vec2::<f32>()?)
+    }
+
     /// [`Model::token_logprobs`] (f32) with an activation-checkpointed backward: see
     /// [`Checkpointed`]. Sequences need at least two tokens.
     pub fn token_logprobs_checkpointed(&self, seqs: &[Vec<u32>], temperature: f32) -> Result<Checkpointed<'_>> {
@@ -104,7 +119,7 @@ impl Model {
         if s < 2 {
             return Err(Error::Invalid("checkpointed scoring needs sequences of at least two tokens".into()));
         }
-        let st = self.stack(Repr::F32)?;
+        let st = self.stack(Repr::F32, true)?;
         let valid = batch.attention_mask.to_dtype(DType::U8)?.to_vec2::<u8>()?;
         let ctx = self.prepare(&batch.input_ids, &valid, false)?;
         let mut x = self.embed(st, &batch.input_ids)?.detach();
@@ -130,9 +145,10 @@ impl Model {
         Ok(lp.squeeze(0)?.narrow(0, prompt.len(), completion.len())?)
     }
 
-    /// [`Model::score`] as plain numbers.
+    /// [`Model::score`] as plain numbers (no gradient).
     pub fn score_vec(&self, prompt: &[u32], completion: &[u32], temperature: f32) -> Result<Vec<f32>> {
-        Ok(self.score(prompt, completion, temperature)?.to_vec1::<f32>()?)
+        let pair = [(prompt.to_vec(), completion.to_vec())];
+        Ok(self.score_batch(&pair, temperature)?.pop().unwrap_or_default())
     }
 
     /// Score many (prompt, completion) pairs in one batch; plain numbers, one vector per pair.
@@ -142,7 +158,7 @@ impl Model {
         }
         let seqs: Vec<Vec<u32>> =
             pairs.iter().map(|(p, c)| p.iter().chain(c).copied().collect()).collect();
-        let lp = self.token_logprobs(&seqs, temperature)?.detach().to_vec2::<f32>()?;
+        let lp = self.token_logprobs_no_grad(&seqs, temperature)?;
         Ok(pairs
             .iter()
             .zip(lp)

@@ -95,6 +95,28 @@ fn padding_does_not_change_logits() {
 }
 
 #[test]
+fn inference_runs_outside_the_graph_on_the_same_weights() {
+    let m = tiny(4);
+    let seqs = vec![vec![1u32, 40, 41, 42, 43], vec![1u32, 50, 51]];
+    let grad = m.token_logprobs(&seqs, 0.7).unwrap();
+    assert!(grad.track_op());
+    assert_eq!(m.token_logprobs_no_grad(&seqs, 0.7).unwrap(), grad.to_vec2::<f32>().unwrap());
+    // An in-place update of the trainable weights (what the optimizer does) reaches inference.
+    let vars = m.weights().named_vars();
+    let (_, w) = vars.iter().find(|(n, _)| n.ends_with("mlp.up_proj.weight")).unwrap();
+    w.set(&(w.as_tensor().detach() * 3.0).unwrap()).unwrap();
+    let after = m.token_logprobs(&seqs, 0.7).unwrap().to_vec2::<f32>().unwrap();
+    assert_ne!(after, grad.to_vec2::<f32>().unwrap());
+    assert_eq!(m.token_logprobs_no_grad(&seqs, 0.7).unwrap(), after);
+    let p = vec![1u32, 40, 41];
+    let g = &m.generate(&[GenerationRequest { prompt: p.clone(), seed: 1 }], &SamplingParams { max_new_tokens: 4, stop_on_eos: false, ..Default::default() }).unwrap()[0];
+    let scored = m.score_vec(&p, &g.tokens, 1.0).unwrap();
+    for (a, b) in scored.iter().zip(&g.logprobs) {
+        assert!((a - b).abs() < 1e-4, "{scored:?} vs {:?}", g.logprobs);
+    }
+}
+
+#[test]
 fn gradients_reach_every_weight() {
     let m = tiny(4);
     let seqs = vec![vec![1u32, 40, 41, 42, 43], vec![1u32, 50, 51]];

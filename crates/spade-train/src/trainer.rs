@@ -316,7 +316,7 @@ impl Trainer {
             let ref_vals = match reference {
                 Some(r) if obj.kl_coef != 0.0 => {
                     let t0 = Instant::now();
-                    let v = rows(&r.token_logprobs(&seqs, temp)?)?;
+                    let v = r.token_logprobs_no_grad(&seqs, temp)?;
                     m.time.reference += t0.elapsed().as_secs_f64();
                     Some(v)
                 }
@@ -431,7 +431,7 @@ impl Trainer {
             let mut old = vec![Vec::new(); samples.len()];
             for mb in micro_batches(&refs, cfg.micro_batch.max(1)) {
                 let seqs: Vec<Vec<u32>> = mb.iter().map(|&i| samples[i].tokens.clone()).collect();
-                let v = rows(&self.model.token_logprobs(&seqs, samples[mb[0]].temperature)?)?;
+                let v = self.model.token_logprobs_no_grad(&seqs, samples[mb[0]].temperature)?;
                 for (row, &i) in mb.iter().enumerate() {
                     old[i] = v[row].clone();
                 }
@@ -521,7 +521,7 @@ pub fn mean_nll(model: &Model, samples: &[Sample], micro_batch: usize) -> anyhow
     let (mut sum, mut n) = (0.0, 0usize);
     for mb in micro_batches(&refs, micro_batch.max(1)) {
         let seqs: Vec<Vec<u32>> = mb.iter().map(|&i| samples[i].tokens.clone()).collect();
-        let lp = rows(&model.token_logprobs(&seqs, samples[mb[0]].temperature)?)?;
+        let lp = model.token_logprobs_no_grad(&seqs, samples[mb[0]].temperature)?;
         for (row, &i) in mb.iter().enumerate() {
             for (t, &m) in samples[i].mask.iter().enumerate().skip(1) {
                 if m != 0 {
