@@ -74,7 +74,7 @@ DOCS := $(word 1,$(subst $(comma), ,$(SIZE)))
 PER_DOC := $(word 2,$(subst $(comma), ,$(SIZE)))
 GROUP := $(word 3,$(subst $(comma), ,$(SIZE)))
 
-.PHONY: all build test test-all test-slurm bench venv model deps round rounds report warmstart warmstart-check clean-runs help
+.PHONY: all build test test-all test-slurm test-server bench venv model deps round rounds report warmstart warmstart-check clean-runs help
 
 all: build
 
@@ -104,9 +104,14 @@ build:
 test: deps venv model
 	$(CARGO) test --workspace --no-fail-fast
 
-## Slow tests too (ignored by default; the Slurm test is `make test-slurm`).
+## Slow tests too (ignored by default; the Slurm and server tests are `make test-slurm`, `make test-server`).
 test-all: deps venv model
-	$(CARGO) test --workspace -- --include-ignored --skip slurm::
+	$(CARGO) test --workspace -- --include-ignored --skip slurm:: --skip server::
+
+## The server backend (--server) against a real llama.cpp llama-server on loopback serving the
+## default model; scripts/llama-server.sh builds the server once (~20 min on 2 cores).
+test-server: deps venv model
+	SPADE_LLAMA_SERVER=$$($(SHELL) scripts/llama-server.sh) $(CARGO) test -p spade --test tests server:: -- --include-ignored --nocapture --test-threads 1
 
 ## A one-node Slurm cluster on this machine runs a sharded round that must equal `make round`;
 ## the daemons are stopped afterwards (scripts/slurm/local-cluster.sh installs slurm-wlm + munge).
@@ -117,7 +122,7 @@ bench: deps venv model
 	mkdir -p target/bench
 	$(CARGO) bench --bench sample_corpus
 	$(CARGO) bench --bench sandbox
-	$(CARGO) bench --bench rollout
+	SPADE_LLAMA_SERVER=$$($(SHELL) scripts/llama-server.sh) $(CARGO) bench --bench rollout
 	$(CARGO) bench --bench grpo
 	SPADE_LLAMA_PYTHON=$$($(SHELL) crates/spade-model/scripts/llama-cpp-venv.sh) $(CARGO) bench -p spade-model --bench model
 	@echo "bench results in target/bench/*.json"

@@ -15,6 +15,7 @@ mod rollout;
 mod round;
 mod sample_corpus;
 mod sandbox;
+mod server;
 mod sft;
 mod slurm;
 mod validate;

@@ -8,6 +8,9 @@
 //! episode of every environment, 16 episodes) unless `SPADE_BENCH_FULL=1`; its rates are per
 //! episode and per token, so the two compare directly.
 //!
+//! When llama.cpp's `llama-server` is built (`scripts/llama-server.sh`, or `$SPADE_LLAMA_SERVER`), the
+//! same batched episodes are also played through it (the `--server` backend, 16 slots) on loopback.
+//!
 //! Environment: `SPADE_BENCH_QUICK=1` (4 environments, G=2, 1 turn, 16 tokens),
 //! `SPADE_BENCH_TURNS`, `SPADE_BENCH_TOKENS`, `SPADE_BENCH_FULL=1`, `SPADE_MODEL`, `SPADE_THREADS`.
 
@@ -116,6 +119,30 @@ fn main() {
     let (s_out, s_stats) = play(&envs, &seq_specs, &policy, &sandbox, &seq_cfg, &mut |_| {}).expect("one-at-a-time play");
     eprintln!("one at a time: {} episodes in {:.1}s", s_out.len(), t.elapsed().as_secs_f64());
 
+    // The same batched episodes through llama.cpp's llama-server on loopback (the server backend),
+    // when it is built (scripts/llama-server.sh; `make bench` builds it).
+    let server_bin = std::env::var_os("SPADE_LLAMA_SERVER")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| root.join(".cache/llama-server/bin/llama-server"));
+    let via_server = if server_bin.exists() {
+        let threads: usize = std::env::var("RAYON_NUM_THREADS").ok().and_then(|t| t.parse().ok()).unwrap_or(2);
+        let slots = 16;
+        let local = spade_model::LocalServer::start(&server_bin, &model_path, "bench", slots, 2048, threads).expect("llama-server");
+        let args = spade_model::ServerArgs { server_concurrency: slots, ..Default::default() };
+        let mut sm = model.clone();
+        sm.set_server(Some(std::sync::Arc::new(spade_model::Server::connect(local.spec(), &args).expect("server"))));
+        let sp = ModelPolicy { model: &sm, params: policy.params.clone() };
+        let t = Instant::now();
+        let (v_out, v_stats) = play(&envs, &specs, &sp, &sandbox, &batched_cfg, &mut |_| {}).expect("play through the server");
+        eprintln!("through llama-server: {} episodes in {:.1}s", v_out.len(), t.elapsed().as_secs_f64());
+        let mut v = summary(&v_stats, &v_out);
+        v["server"] = json!({"binary": server_bin.display().to_string(), "slots": slots, "threads": threads});
+        Some(v)
+    } else {
+        eprintln!("{} not built: no server figures (scripts/llama-server.sh builds it)", server_bin.display());
+        None
+    };
+
     let b = summary(&b_stats, &b_out);
     let s = summary(&s_stats, &s_out);
     let speedup_eps = b["episodes_per_min"].as_f64().unwrap() / s["episodes_per_min"].as_f64().unwrap();
@@ -135,6 +162,8 @@ fn main() {
         "one_at_a_time_subset": !full,
         "speedup_episodes_per_min": speedup_eps,
         "speedup_tokens_per_s": speedup_tok,
+        "server_batched": via_server,
+        "server_vs_embedded_episodes_per_min": via_server.as_ref().map(|v| v["episodes_per_min"].as_f64().unwrap() / b["episodes_per_min"].as_f64().unwrap()),
     });
     let dir = root.join("target/bench");
     std::fs::create_dir_all(&dir).unwrap();

@@ -45,6 +45,10 @@ struct Args {
     #[serde(skip)]
     model: spade_model::ModelArgs,
 
+    #[command(flatten)]
+    #[serde(skip)]
+    server: spade_model::ServerArgs,
+
     /// Documents to ground on (a `docs` table: `doc_id`, `text`, optional `domain`).
     #[arg(long, value_name = "FILE", num_args = 1..)]
     docs: Vec<String>,
@@ -196,6 +200,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     let policy_version = spade_cli::policy_version(&model_path)?;
     let mut config = spade_cli::config_json(&args);
     args.model.record_sampling(&mut config);
+    args.server.record(&mut config);
     if let Some(o) = config.as_object_mut() {
         o.insert("prompts".into(), prompts_dir.display().to_string().into());
     }
@@ -210,7 +215,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         return Ok(());
     }
 
-    let model = args.model.load().with_context(|| format!("loading model {}", model_path.display()))?;
+    let model = args.model.load_with_server(&args.server).with_context(|| format!("loading model {}", model_path.display()))?;
     let ctx = model.context_length();
     if args.max_new_tokens + 16 > ctx {
         bail!("--max-new-tokens {} leaves no room for the prompt in the model's context of {ctx} tokens", args.max_new_tokens);

@@ -52,6 +52,10 @@ struct Args {
     #[serde(skip)]
     model: spade_model::ModelArgs,
 
+    #[command(flatten)]
+    #[serde(skip)]
+    server: spade_model::ServerArgs,
+
     /// Suites: rg, rg:math, rg:algorithmic, rg:cognition, rg:logic, humaneval, math500, aime24, aime25, bfcl-mt.
     #[arg(long, value_delimiter = ',', required = true)]
     suite: Vec<String>,
@@ -162,7 +166,11 @@ fn run(args: Args) -> anyhow::Result<()> {
         (read_responses(&args.responses, &items)?, 0, args.responses.join(","))
     } else {
         let pv = spade_cli::policy_version(&model_path)?;
-        (generate(&args, &items, temperature, &scorer)?, pv, model_path.display().to_string())
+        let source = match &args.server.server {
+            Some(s) => format!("{s} (tokenizer {})", model_path.display()),
+            None => model_path.display().to_string(),
+        };
+        (generate(&args, &items, temperature, &scorer)?, pv, source)
     };
 
     // Score in the sandbox (all but the answers that already have a verdict).
@@ -221,6 +229,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         o.insert("rg_seed".into(), rg_seed.into());
         o.insert("source".into(), source.clone().into());
     }
+    args.server.record(&mut config);
     let meta = WriteMeta { table: "eval".into(), seed: Some(args.common.seed), config: Some(config.clone()), tool: Some("spade-eval".into()) };
 
     // The summary.
@@ -305,7 +314,7 @@ fn generation_seed(it: &Item, seed: u64, sample: usize, step: u64) -> u64 {
 
 /// Generate `--samples` responses per item with the model (bfcl-mt items: play their episodes).
 fn generate(args: &Args, items: &[Item], temperature: f32, scorer: &Scorer) -> anyhow::Result<Vec<Answer>> {
-    let model = args.model.load().with_context(|| format!("loading model {}", args.model.model_path().display()))?;
+    let model = args.model.load_with_server(&args.server).with_context(|| format!("loading model {}", args.model.model_path().display()))?;
     let params = SamplingParams {
         temperature,
         max_new_tokens: args.max_tokens,

@@ -45,6 +45,10 @@ struct Args {
     #[serde(skip)]
     model: spade_model::ModelArgs,
 
+    #[command(flatten)]
+    #[serde(skip)]
+    server: spade_model::ServerArgs,
+
     /// New environments (an `envs` table).
     #[arg(long, value_name = "FILE")]
     envs: Vec<String>,
@@ -296,13 +300,14 @@ fn run(args: Args) -> anyhow::Result<()> {
     let policy_version = spade_cli::policy_version(&model_path)?;
     let mut config = spade_cli::config_json(&args);
     args.model.record_sampling(&mut config);
+    args.server.record(&mut config);
     let meta = WriteMeta { table: ROLLOUTS.name.into(), seed: Some(seed), config: Some(config.clone()), tool: Some("spade-rollout".into()) };
     let stamp = Stamp { policy_version, round: round as i64, step: step as i32, temperature: args.model.temperature };
 
     let mut outcomes = Vec::new();
     let mut stats = spade_rollout::PlayStats::default();
     if !specs.is_empty() {
-        let model = args.model.load().with_context(|| format!("loading model {}", model_path.display()))?;
+        let model = args.model.load_with_server(&args.server).with_context(|| format!("loading model {}", model_path.display()))?;
         let policy = ModelPolicy {
             model: &model,
             params: spade_model::SamplingParams {
@@ -326,18 +331,29 @@ fn run(args: Args) -> anyhow::Result<()> {
             templates,
         };
         let pb = args.common.progress(Some(specs.len() as u64), "episodes");
-        let (o, s) = spade_rollout::play(&pool, &specs, &policy, &sandbox, &play, &mut |_| pb.inc(1))?;
+        let mut finished = Vec::new();
+        let played = spade_rollout::play(&pool, &specs, &policy, &sandbox, &play, &mut |o| {
+            pb.inc(1);
+            finished.push(o.clone());
+        });
         pb.finish_and_clear();
-        outcomes = o;
-        stats = s;
+        match played {
+            Ok((o, s)) => {
+                outcomes = o;
+                stats = s;
+            }
+            Err(e) => {
+                // Keep what was played: the finished episodes go beside the output.
+                let Some(path) = spade_cli::partial_path(&args.output).filter(|_| !finished.is_empty()) else {
+                    return Err(e.into());
+                };
+                let n = write_rows(&path, &finished, &pool, &stamp, &meta)?;
+                bail!("{e} ({n} finished episodes kept in {path})");
+            }
+        }
     }
 
-    let mut w = TableWriter::create(&args.output, ROLLOUTS.schema(), &meta)?;
-    for chunk in outcomes.chunks(256) {
-        let refs: Vec<&EpisodeOutcome> = chunk.iter().collect();
-        w.write(&rows_batch(&refs, &pool, &stamp))?;
-    }
-    let n = w.finish().with_context(|| format!("writing {}", args.output))?;
+    let n = write_rows(&args.output, &outcomes, &pool, &stamp, &meta)?;
 
     let mut per_arm = serde_json::Map::new();
     for &arm in &arms {
@@ -373,4 +389,14 @@ fn run(args: Args) -> anyhow::Result<()> {
         }),
     )?;
     Ok(())
+}
+
+/// Write episode rows to `path` (atomically); returns the row count.
+fn write_rows(path: &str, outcomes: &[EpisodeOutcome], pool: &[EnvSpec], stamp: &Stamp, meta: &WriteMeta) -> anyhow::Result<usize> {
+    let mut w = TableWriter::create(path, ROLLOUTS.schema(), meta)?;
+    for chunk in outcomes.chunks(256) {
+        let refs: Vec<&EpisodeOutcome> = chunk.iter().collect();
+        w.write(&rows_batch(&refs, pool, stamp))?;
+    }
+    w.finish().with_context(|| format!("writing {path}"))
 }

@@ -25,6 +25,9 @@ pub enum Error {
     /// A caller's request that cannot be served (empty prompt, bad option).
     #[error("{0}")]
     Invalid(String),
+    /// The generation server failed, or answered what cannot be used.
+    #[error("server {0}")]
+    Server(String),
 }
 
 impl From<tokenizers::Error> for Error {

@@ -103,9 +103,13 @@ pub(crate) fn prefill_chunk(batch: usize, heads: usize, length: usize) -> usize 
 }
 
 impl Model {
-    /// Generate continuations of many prompts with the model's inference representation.
+    /// Generate continuations of many prompts: through the attached server
+    /// ([`Model::set_server`]) if any, else with the model's inference representation.
     pub fn generate(&self, requests: &[GenerationRequest], params: &SamplingParams) -> Result<Vec<Generation>> {
-        self.generate_repr(self.inference_repr(), requests, params)
+        match self.server() {
+            Some(s) => s.generate(self, requests, params),
+            None => self.generate_repr(self.inference_repr(), requests, params),
+        }
     }
 
     /// Generate in a chosen representation (F32 gives log-probs equal to the trainer's).
@@ -154,7 +158,7 @@ impl Model {
         // Rows still decoding (indices into `reqs`), and their key-validity masks.
         let mut active: Vec<usize> = (0..reqs.len()).filter(|&i| states[i].finish.is_none()).collect();
         if active.is_empty() {
-            return Ok(states.into_iter().map(|s| self.finish_seq(s, params)).collect::<Result<_>>()?);
+            return states.into_iter().map(|s| self.finish_seq(s, params)).collect();
         }
         let prompts: Vec<Vec<u32>> = active.iter().map(|&i| reqs[i].prompt.clone()).collect();
         let batch = Batch::new(&prompts, self.tokenizer.pad_id(), true, &self.device)?;
@@ -226,15 +230,27 @@ impl Model {
     }
 
     fn finish_seq(&self, s: SeqState, params: &SamplingParams) -> Result<Generation> {
-        let finish = s.finish.unwrap_or(FinishReason::Length);
-        let body: &[u32] = if finish == FinishReason::Eos { &s.tokens[..s.tokens.len() - 1] } else { &s.tokens };
+        self.finish_generation(s.tokens, s.logprobs, s.finish.unwrap_or(FinishReason::Length), params)
+    }
+
+    /// A generation from its sampled tokens (a final EOS token included when `finish` is Eos):
+    /// the text is decoded without the EOS token and cut before a stop string. Both backends
+    /// finish here.
+    pub(crate) fn finish_generation(
+        &self,
+        tokens: Vec<u32>,
+        logprobs: Vec<f32>,
+        finish: FinishReason,
+        params: &SamplingParams,
+    ) -> Result<Generation> {
+        let body: &[u32] = if finish == FinishReason::Eos { &tokens[..tokens.len() - 1] } else { &tokens };
         let mut text = self.tokenizer.decode(body, false)?;
         if finish == FinishReason::Stop {
             if let Some(cut) = params.stop.iter().filter(|x| !x.is_empty()).filter_map(|x| text.find(x.as_str())).min() {
                 text.truncate(cut);
             }
         }
-        Ok(Generation { tokens: s.tokens, logprobs: s.logprobs, text, finish })
+        Ok(Generation { tokens, logprobs, text, finish })
     }
 }
 

@@ -332,6 +332,8 @@ pub struct Model {
     /// The same storage outside the graph: f32 inference (generation, scoring without gradient).
     frozen: Stack,
     fast: Option<(Repr, Stack)>,
+    /// Generation through a server instead of the weights ([`Model::set_server`]).
+    server: Option<Arc<crate::server::Server>>,
     inv_freq: Tensor,
     /// Extra metadata: where the model was loaded from.
     pub(crate) source: String,
@@ -371,7 +373,7 @@ impl Model {
         let mut eos_ids = eos_ids;
         eos_ids.sort_unstable();
         eos_ids.dedup();
-        Ok(Model { config, weights, tokenizer, chat, device, eos_ids, dense, frozen, fast: None, inv_freq, source })
+        Ok(Model { config, weights, tokenizer, chat, device, eos_ids, dense, frozen, fast: None, server: None, inv_freq, source })
     }
 
     pub fn config(&self) -> &ModelConfig {
@@ -406,6 +408,18 @@ impl Model {
     /// Where the model was loaded from.
     pub fn source(&self) -> &str {
         &self.source
+    }
+
+    /// Make [`Model::generate`] go through an OpenAI-compatible server serving this model
+    /// (None: back to the weights). Tokenizer, chat template and context length stay this
+    /// model's.
+    pub fn set_server(&mut self, server: Option<Arc<crate::server::Server>>) {
+        self.server = server;
+    }
+
+    /// The server generation goes through, if any.
+    pub fn server(&self) -> Option<&crate::server::Server> {
+        self.server.as_deref()
     }
 
     /// The representation generation uses.

@@ -115,6 +115,13 @@ impl ModelArgs {
         Ok(m)
     }
 
+    /// [`ModelArgs::load`], then generate through `--server` when it is given.
+    pub fn load_with_server(&self, server: &crate::server::ServerArgs) -> Result<Model> {
+        let mut m = self.load()?;
+        server.attach(&mut m)?;
+        Ok(m)
+    }
+
     /// Load for training: f32 only, no inference copy.
     pub fn load_for_training(&self) -> Result<Model> {
         if let Some(n) = self.threads {

@@ -1,0 +1,485 @@
+//! Generation through an OpenAI-compatible completions server (vLLM, SGLang, llama.cpp's
+//! `llama-server`) serving the same model: the second backend of [`Model::generate`].
+//!
+//! Token-in/token-out is kept end to end. The prompt goes as token ids. The reply's token ids
+//! are taken as the server reports them: llama.cpp gives each token's `id`; vLLM gives
+//! `token_id:N` strings when asked (`return_tokens_as_token_ids`, always sent). A server that
+//! reports only token strings has each mapped to its id in the model's vocabulary; a string
+//! that several ids decode to fails the request. The text is never re-tokenised. Every reply is
+//! checked: its ids must decode to the text the server sent, so a server that drops tokens
+//! from its log-probs fails loudly instead of corrupting a training sample.
+//!
+//! Log-probs: servers report `log_softmax(logits)` of the sampled token, at temperature 1,
+//! before top-k/top-p. That is this crate's contract at temperature 1 and for greedy decoding
+//! (temperature 0); any other temperature is refused, because its log-probs cannot be recovered
+//! from the server's.
+//!
+//! Many requests are in flight at once (`--server-concurrency`); transient failures (connection
+//! refused or reset, timeouts, HTTP 408/429/5xx) are retried with exponential backoff; a server
+//! that stays down, answers without log-probs, or reports a token the vocabulary does not have
+//! is an error naming the server and the request.
+
+use std::collections::HashMap;
+use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::error::{Error, Result};
+use crate::generate::{FinishReason, Generation, GenerationRequest, SamplingParams};
+use crate::model::Model;
+
+/// Environment variable for `--server`.
+pub const SERVER_ENV: &str = "SPADE_SERVER";
+
+/// A served model: the API's base URL (up to and including `/v1`) and the model name requests
+/// carry. Written `BASE_URL#MODEL`, optionally prefixed `openai:`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerSpec {
+    pub base_url: String,
+    pub model: String,
+}
+
+impl FromStr for ServerSpec {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        let s = s.strip_prefix("openai:").unwrap_or(s);
+        let (url, model) = s
+            .rsplit_once('#')
+            .ok_or_else(|| format!("{s:?}: expected BASE_URL#MODEL, e.g. http://127.0.0.1:8000/v1#smollm2"))?;
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(format!("{url:?}: the server URL must start with http:// or https://"));
+        }
+        if model.is_empty() {
+            return Err(format!("{s:?}: no model name after '#'"));
+        }
+        Ok(ServerSpec { base_url: url.trim_end_matches('/').to_string(), model: model.to_string() })
+    }
+}
+
+impl std::fmt::Display for ServerSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}#{}", self.base_url, self.model)
+    }
+}
+
+/// Command-line options of the server backend (flatten into the stages that generate).
+#[derive(Debug, Clone, PartialEq, clap::Args)]
+pub struct ServerArgs {
+    /// Generate through an OpenAI-compatible server (vLLM, SGLang, llama.cpp's llama-server)
+    /// instead of the embedded model: BASE_URL#MODEL, e.g. http://127.0.0.1:8000/v1#smollm2.
+    /// --model still gives the tokenizer and chat template: the served model's
+    #[arg(long, env = SERVER_ENV, value_name = "URL#MODEL")]
+    pub server: Option<ServerSpec>,
+    /// Requests to the server in flight at once
+    #[arg(long, default_value_t = 16, value_name = "N")]
+    pub server_concurrency: usize,
+    /// Attempts per request on transient errors (connection refused or reset, timeout, HTTP
+    /// 408/429/5xx), with exponential backoff from 0.5 s
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    pub server_retries: u32,
+    /// Seconds one request may take
+    #[arg(long, default_value_t = 600.0, value_name = "SECS")]
+    pub server_timeout: f64,
+}
+
+impl Default for ServerArgs {
+    fn default() -> Self {
+        ServerArgs { server: None, server_concurrency: 16, server_retries: 5, server_timeout: 600.0 }
+    }
+}
+
+impl ServerArgs {
+    /// With `--server`: connect (checking the server answers and serves the model) and make
+    /// `model` generate through it. Without: nothing.
+    pub fn attach(&self, model: &mut Model) -> Result<()> {
+        if let Some(spec) = &self.server {
+            let server = Server::connect(spec.clone(), self)?;
+            model.set_server(Some(Arc::new(server)));
+        }
+        Ok(())
+    }
+
+    /// Record the backend in a stage's configuration (a JSON object).
+    pub fn record(&self, config: &mut Value) {
+        if let (Some(o), Some(s)) = (config.as_object_mut(), &self.server) {
+            o.insert("server".into(), s.to_string().into());
+        }
+    }
+}
+
+/// A connection to a completions server.
+pub struct Server {
+    spec: ServerSpec,
+    agent: ureq::Agent,
+    concurrency: usize,
+    retries: u32,
+    /// Token string → ids, for servers that report only strings (built on first need).
+    strings: OnceLock<HashMap<String, Vec<u32>>>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server").field("spec", &self.spec).field("concurrency", &self.concurrency).finish()
+    }
+}
+
+/// A failed request: `retry` when another attempt may succeed.
+struct Failure {
+    retry: bool,
+    msg: String,
+}
+
+impl Server {
+    /// Connect: the server must answer `GET /models` and, when it lists models, list this one.
+    pub fn connect(spec: ServerSpec, args: &ServerArgs) -> Result<Server> {
+        if spec.base_url.starts_with("https://") {
+            return Err(Error::Server(format!(
+                "{spec}: https is not built in (no TLS in this build); reach the server over http, e.g. through an SSH tunnel"
+            )));
+        }
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .timeout_global(Some(Duration::from_secs_f64(args.server_timeout.max(1.0))))
+            .http_status_as_error(false)
+            .build()
+            .into();
+        let server =
+            Server { spec, agent, concurrency: args.server_concurrency.max(1), retries: args.server_retries, strings: OnceLock::new() };
+        let models = server.call("models", None)?;
+        let ids: Vec<&str> =
+            models.get("data").and_then(Value::as_array).into_iter().flatten().filter_map(|m| m.get("id")?.as_str()).collect();
+        if !ids.is_empty() && !ids.contains(&server.spec.model.as_str()) {
+            return Err(Error::Server(format!(
+                "{}: serves {ids:?}, not {:?} (the name after '#')",
+                server.spec.base_url, server.spec.model
+            )));
+        }
+        Ok(server)
+    }
+
+    pub fn spec(&self) -> &ServerSpec {
+        &self.spec
+    }
+
+    /// One API call (`GET` when `body` is None), retried on transient failures.
+    fn call(&self, path: &str, body: Option<&Value>) -> Result<Value> {
+        let url = format!("{}/{path}", self.spec.base_url);
+        let mut last = String::new();
+        for attempt in 0..=self.retries {
+            if attempt > 0 {
+                std::thread::sleep(Duration::from_secs_f64((0.5 * 2f64.powi(attempt as i32 - 1)).min(30.0)));
+            }
+            match self.once(&url, body) {
+                Ok(v) => return Ok(v),
+                Err(Failure { retry: true, msg }) => {
+                    tracing::warn!("{url}: {msg} (attempt {} of {})", attempt + 1, self.retries + 1);
+                    last = msg;
+                }
+                Err(Failure { retry: false, msg }) => return Err(Error::Server(format!("{url}: {msg}"))),
+            }
+        }
+        Err(Error::Server(format!("{url}: {last} (gave up after {} attempts)", self.retries + 1)))
+    }
+
+    fn once(&self, url: &str, body: Option<&Value>) -> std::result::Result<Value, Failure> {
+        let sent = match body {
+            Some(b) => self.agent.post(url).send_json(b),
+            None => self.agent.get(url).call(),
+        };
+        let mut resp = sent.map_err(|e| Failure { retry: true, msg: format!("unreachable: {e}") })?;
+        let status = resp.status().as_u16();
+        let text = resp
+            .body_mut()
+            .with_config()
+            .limit(256 << 20)
+            .read_to_string()
+            .map_err(|e| Failure { retry: true, msg: format!("reading the reply: {e}") })?;
+        if !(200..300).contains(&status) {
+            let retry = matches!(status, 408 | 429 | 500 | 502 | 503 | 504);
+            let short: String = text.chars().take(400).collect();
+            return Err(Failure { retry, msg: format!("HTTP {status}: {short}") });
+        }
+        serde_json::from_str(&text).map_err(|e| Failure { retry: false, msg: format!("reply is not JSON ({e})") })
+    }
+
+    /// Continue every prompt, `--server-concurrency` requests at a time; results in order.
+    pub fn generate(&self, model: &Model, requests: &[GenerationRequest], params: &SamplingParams) -> Result<Vec<Generation>> {
+        if !(params.temperature == 0.0 || params.temperature == 1.0) {
+            return Err(Error::Invalid(format!(
+                "temperature {}: a server reports log-probs at temperature 1, so it generates at temperature 1 or 0 (greedy) only",
+                params.temperature
+            )));
+        }
+        if !(params.top_p > 0.0) {
+            return Err(Error::Invalid("top_p must be > 0".into()));
+        }
+        let slots: Vec<Mutex<Option<Generation>>> = requests.iter().map(|_| Mutex::new(None)).collect();
+        let next = AtomicUsize::new(0);
+        let failed = AtomicBool::new(false);
+        let error: Mutex<Option<Error>> = Mutex::new(None);
+        std::thread::scope(|s| {
+            for _ in 0..self.concurrency.min(requests.len()) {
+                s.spawn(|| loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= requests.len() || failed.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    match self.one(model, &requests[i], params) {
+                        Ok(g) => *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(g),
+                        Err(e) => {
+                            failed.store(true, Ordering::Relaxed);
+                            error.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(e);
+                            break;
+                        }
+                    }
+                });
+            }
+        });
+        if let Some(e) = error.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            return Err(e);
+        }
+        slots
+            .into_iter()
+            .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()).ok_or_else(|| Error::Server("a request was not answered".into())))
+            .collect()
+    }
+
+    /// One prompt.
+    fn one(&self, model: &Model, req: &GenerationRequest, params: &SamplingParams) -> Result<Generation> {
+        if req.prompt.is_empty() {
+            return Err(Error::Invalid("empty prompt".into()));
+        }
+        let budget = params.max_new_tokens.min(model.context_length().saturating_sub(req.prompt.len()));
+        if budget == 0 {
+            return model.finish_generation(Vec::new(), Vec::new(), FinishReason::Length, params);
+        }
+        let mut body = json!({
+            "model": self.spec.model,
+            "prompt": req.prompt,
+            "max_tokens": budget,
+            "temperature": params.temperature,
+            "top_p": params.top_p,
+            // Seeds fit every server's range (llama.cpp takes 32 bits).
+            "seed": (req.seed ^ (req.seed >> 32)) & 0x7fff_ffff,
+            "n": 1,
+            "stream": false,
+            "logprobs": 1,
+            "n_probs": 1,
+            // vLLM: ids instead of strings, special tokens kept, stop strings in the ids.
+            "return_tokens_as_token_ids": true,
+            "skip_special_tokens": false,
+            "include_stop_str_in_output": true,
+            "ignore_eos": !params.stop_on_eos,
+        });
+        if params.top_k > 0 {
+            body["top_k"] = json!(params.top_k);
+        }
+        if !params.stop.is_empty() {
+            body["stop"] = json!(params.stop);
+        }
+        let reply = self.call("completions", Some(&body))?;
+        self.parse(model, &reply, params).map_err(|e| Error::Server(format!("{}: {e}", self.spec)))
+    }
+
+    /// The generation a completions reply describes.
+    fn parse(&self, model: &Model, reply: &Value, params: &SamplingParams) -> Result<Generation> {
+        let choice = reply.pointer("/choices/0").ok_or_else(|| Error::Server("reply has no choices".into()))?;
+        let lp = choice.get("logprobs").filter(|v| !v.is_null()).ok_or_else(|| {
+            Error::Server("reply has no log-probs (the server must support `logprobs` on completions)".into())
+        })?;
+        let (tokens, logprobs) = if let Some(content) = lp.get("content").and_then(Value::as_array) {
+            // llama.cpp: [{id, token, logprob, …}]
+            let mut t = Vec::with_capacity(content.len());
+            let mut l = Vec::with_capacity(content.len());
+            for (k, c) in content.iter().enumerate() {
+                let id = c.get("id").and_then(Value::as_u64).ok_or_else(|| Error::Server(format!("logprobs.content[{k}] has no id")))?;
+                t.push(id as u32);
+                l.push(number(c.get("logprob"), &format!("logprobs.content[{k}].logprob"))?);
+            }
+            (t, l)
+        } else {
+            // OpenAI completions: tokens (strings) and token_logprobs.
+            let strs = lp.get("tokens").and_then(Value::as_array).ok_or_else(|| Error::Server("logprobs has neither content nor tokens".into()))?;
+            let lps = lp.get("token_logprobs").and_then(Value::as_array).ok_or_else(|| Error::Server("logprobs has no token_logprobs".into()))?;
+            if lps.len() != strs.len() {
+                return Err(Error::Server(format!("{} tokens but {} token_logprobs", strs.len(), lps.len())));
+            }
+            let mut t = Vec::with_capacity(strs.len());
+            for (k, s) in strs.iter().enumerate() {
+                let s = s.as_str().ok_or_else(|| Error::Server(format!("logprobs.tokens[{k}] is not a string")))?;
+                t.push(self.token_id(model, s).map_err(|e| Error::Server(format!("logprobs.tokens[{k}]: {e}")))?);
+            }
+            let l = lps.iter().enumerate().map(|(k, v)| number(Some(v), &format!("logprobs.token_logprobs[{k}]"))).collect::<Result<_>>()?;
+            (t, l)
+        };
+        let vocab = model.tokenizer().vocab_size() as u32;
+        if let Some(bad) = tokens.iter().find(|&&t| t >= vocab) {
+            return Err(Error::Server(format!("token id {bad} is outside the model's vocabulary ({vocab}): is the server serving this model?")));
+        }
+        let text = choice.get("text").and_then(Value::as_str).unwrap_or("");
+        let ends_eos = tokens.last().is_some_and(|t| model.eos_ids().contains(t));
+        let body = if ends_eos { &tokens[..tokens.len() - 1] } else { &tokens[..] };
+        let decoded = model.tokenizer().decode(body, false)?;
+        if !decoded.starts_with(text) {
+            return Err(Error::Server(format!(
+                "the reported token ids decode to {:?}, not the reply's text {:?}: the server left tokens out of its log-probs",
+                clip(&decoded),
+                clip(text)
+            )));
+        }
+        let hit_stop = params.stop.iter().any(|s| !s.is_empty() && decoded.contains(s.as_str()));
+        let finish = match choice.get("finish_reason").and_then(Value::as_str) {
+            _ if ends_eos && params.stop_on_eos => FinishReason::Eos,
+            Some("stop") if hit_stop => FinishReason::Stop,
+            // llama.cpp leaves the tokens that complete a stop string out of the reply: the
+            // generation ends before them (its ids still decode to its text).
+            Some("stop") if !params.stop.is_empty() => FinishReason::Stop,
+            Some("stop") => {
+                return Err(Error::Server(
+                    "the reply stopped on an end-of-sequence token it did not report; use a server that reports every generated token (vLLM, SGLang, llama.cpp's llama-server)".into(),
+                ))
+            }
+            Some("length") => FinishReason::Length,
+            other => return Err(Error::Server(format!("unexpected finish_reason {other:?}"))),
+        };
+        model.finish_generation(tokens, logprobs, finish, params)
+    }
+
+    /// The id of a token the server names by its text (or `token_id:N`).
+    fn token_id(&self, model: &Model, s: &str) -> Result<u32> {
+        if let Some(n) = s.strip_prefix("token_id:") {
+            return n.parse().map_err(|_| Error::Server(format!("bad token id {s:?}")));
+        }
+        let map = self.strings.get_or_init(|| {
+            let tok = model.tokenizer();
+            let mut m: HashMap<String, Vec<u32>> = HashMap::new();
+            for id in 0..tok.vocab_size() as u32 {
+                if let Ok(text) = tok.decode(&[id], false) {
+                    m.entry(text).or_default().push(id);
+                }
+            }
+            m
+        });
+        match map.get(s).map(Vec::as_slice) {
+            Some([id]) => Ok(*id),
+            Some(ids) => Err(Error::Server(format!(
+                "token {s:?} is the text of {} ids ({:?}…): ambiguous; ask the server for ids (vLLM: return_tokens_as_token_ids)",
+                ids.len(),
+                &ids[..ids.len().min(4)]
+            ))),
+            None => Err(Error::Server(format!("token {s:?} is not the text of any id of the model's vocabulary"))),
+        }
+    }
+}
+
+/// A `llama-server` child on a free loopback port serving one GGUF under an alias: for tests,
+/// benches and local runs. Killed on drop. Counts the completions it has finished (from its log).
+pub struct LocalServer {
+    child: std::process::Child,
+    port: u16,
+    alias: String,
+    served: Arc<AtomicUsize>,
+}
+
+impl LocalServer {
+    /// Start `bin` on `gguf` with `slots` parallel sequences of `ctx_per_slot` tokens each and
+    /// `threads` threads, and wait (up to 2 min) until it answers.
+    pub fn start(bin: &std::path::Path, gguf: &std::path::Path, alias: &str, slots: usize, ctx_per_slot: usize, threads: usize) -> Result<LocalServer> {
+        use std::io::BufRead;
+        let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map_err(|e| Error::io("127.0.0.1:0", e))?.port();
+        let mut child = std::process::Command::new(bin)
+            .arg("-m")
+            .arg(gguf)
+            .args(["--alias", alias, "--host", "127.0.0.1", "--port", &port.to_string()])
+            .args(["-c", &(slots * ctx_per_slot).to_string(), "-np", &slots.to_string(), "-t", &threads.to_string()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|e| Error::io(bin, e))?;
+        let served = Arc::new(AtomicUsize::new(0));
+        if let Some(err) = child.stderr.take() {
+            let count = served.clone();
+            std::thread::spawn(move || {
+                for line in std::io::BufReader::new(err).lines().map_while(std::result::Result::ok) {
+                    if line.contains("stop processing") {
+                        count.fetch_add(1, Ordering::SeqCst);
+                    }
+                }
+            });
+        }
+        let s = LocalServer { child, port, alias: alias.to_string(), served };
+        let args = ServerArgs { server_retries: 0, ..Default::default() };
+        let t = std::time::Instant::now();
+        loop {
+            match Server::connect(s.spec(), &args) {
+                Ok(_) => return Ok(s),
+                Err(e) if t.elapsed() > Duration::from_secs(120) => {
+                    return Err(Error::Server(format!("{} did not come up on port {port}: {e}", bin.display())))
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(250)),
+            }
+        }
+    }
+
+    /// `http://127.0.0.1:PORT/v1#ALIAS`.
+    pub fn spec(&self) -> ServerSpec {
+        ServerSpec { base_url: format!("http://127.0.0.1:{}/v1", self.port), model: self.alias.clone() }
+    }
+
+    /// Completions answered so far.
+    pub fn served(&self) -> usize {
+        self.served.load(Ordering::SeqCst)
+    }
+
+    /// Kill the server now.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for LocalServer {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn number(v: Option<&Value>, what: &str) -> Result<f32> {
+    v.and_then(Value::as_f64).map(|x| x as f32).ok_or_else(|| Error::Server(format!("{what} is not a number")))
+}
+
+fn clip(s: &str) -> String {
+    let c: String = s.chars().take(80).collect();
+    if c.len() < s.len() {
+        format!("{c}…")
+    } else {
+        c
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_parse() {
+        let s: ServerSpec = "openai:http://127.0.0.1:8000/v1/#smollm2".parse().unwrap();
+        assert_eq!(s, ServerSpec { base_url: "http://127.0.0.1:8000/v1".into(), model: "smollm2".into() });
+        assert_eq!(s.to_string(), "http://127.0.0.1:8000/v1#smollm2");
+        assert!("http://x/v1".parse::<ServerSpec>().unwrap_err().contains("BASE_URL#MODEL"));
+        assert!("ftp://x/v1#m".parse::<ServerSpec>().unwrap_err().contains("http://"));
+        assert!("http://x/v1#".parse::<ServerSpec>().unwrap_err().contains("no model"));
+    }
+
+    #[test]
+    fn an_unreachable_server_is_a_clear_error() {
+        // A port nothing listens on (bound, then released).
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let spec: ServerSpec = format!("http://127.0.0.1:{port}/v1#m").parse().unwrap();
+        let args = ServerArgs { server_retries: 1, ..Default::default() };
+        let e = Server::connect(spec, &args).unwrap_err().to_string();
+        assert!(e.contains(&format!("127.0.0.1:{port}/v1/models")) && e.contains("unreachable") && e.contains("2 attempts"), "{e}");
+    }
+}
