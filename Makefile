@@ -113,10 +113,11 @@ test-all: deps venv model
 test-server: deps venv model
 	SPADE_LLAMA_SERVER=$$($(SHELL) scripts/llama-server.sh) $(CARGO) test -p spade --test tests server:: -- --include-ignored --nocapture --test-threads 1
 
-## A one-node Slurm cluster on this machine runs a sharded round that must equal `make round`;
-## the daemons are stopped afterwards (scripts/slurm/local-cluster.sh installs slurm-wlm + munge).
-test-slurm: deps venv
-	$(CARGO) test -p spade --test tests slurm:: -- --include-ignored --nocapture
+## A one-node Slurm cluster on this machine runs a sharded round that must equal `make round`, and a
+## round generating through a llama-server job (the multi-node recipe); the daemons are stopped
+## afterwards (scripts/slurm/local-cluster.sh installs slurm-wlm + munge).
+test-slurm: deps venv model
+	SPADE_LLAMA_SERVER=$$($(SHELL) scripts/llama-server.sh) $(CARGO) test -p spade --test tests slurm:: -- --include-ignored --nocapture --test-threads 1
 
 bench: deps venv model
 	mkdir -p target/bench

@@ -116,3 +116,65 @@ fn a_sharded_slurm_round_equals_the_single_process_round() {
         assert!(off * 1000 <= x.len(), "{k}: {off} of {} weights differ by more than lr/10", x.len());
     }
 }
+
+/// The multi-node recipe on one node: round.sh with `SERVER_ENGINE=llama` submits a llama-server job
+/// (scripts/slurm/serve.sh) on the default model's GGUF; design and the rollout array generate
+/// through it, and it is cancelled once the rollouts are done.
+#[test]
+#[ignore = "starts Slurm daemons and llama-server: run by `make test-slurm`"]
+fn a_slurm_round_generates_through_a_server_job() {
+    let server = std::env::var_os("SPADE_LLAMA_SERVER")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| root().join(".cache/llama-server/bin/llama-server"));
+    assert!(server.exists(), "{} missing: `make test-slurm` builds it", server.display());
+    let d = tmp();
+    let corpus = corpus(d.path());
+    let run = d.path().join("runs/served");
+    let _cluster = Cluster::up();
+    let conf = std::env::var("SPADE_SLURM_STATE").unwrap_or("/tmp/spade-slurm".into()) + "/slurm.conf";
+    let out = Command::new("bash")
+        .arg(root().join("scripts/slurm/round.sh"))
+        .arg(&run)
+        .arg("1")
+        .current_dir(root())
+        .env("SLURM_CONF", &conf)
+        .env("BIN", bin_dir())
+        .env("MODEL", spade_model::default_model_path())
+        .env("LLAMA_SERVER", &server)
+        .envs([
+            ("SERVER_ENGINE", "llama"),
+            ("SERVER_ENGINE_ARGS", "-t 1"),
+            ("SHARDS", "2"),
+            ("SIZE", "1,2,2"),
+            ("POOL", "1"),
+            ("THREADS", "1"),
+            ("EVAL_SUITES", "rg:math"),
+            ("EVAL_N", "1"),
+            ("DESIGN_FLAGS", "--max-new-tokens 48 --examples 1"),
+            ("ROLLOUT_FLAGS", "--max-new-tokens 16 --max-turns 2"),
+            ("EVAL_FLAGS", "--max-tokens 16"),
+        ])
+        .env("CORPUS", &corpus)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "round.sh failed:\n{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let r = run.join("round-0001");
+    let url = r.join("server/url");
+    assert!(!url.exists(), "the server job is cancelled once the rollouts are done");
+    let log = std::fs::read_dir(r.join("slurm")).unwrap().map(|e| e.unwrap().path()).find(|p| p.to_string_lossy().contains("spade-server"));
+    let log = std::fs::read_to_string(log.expect("a server job log")).unwrap();
+    assert!(log.contains("serving ") && log.contains("/v1#spade"), "{log}");
+    // Design and both rollout shards went through the server (their metrics lines record it).
+    let lines = read_jsonl(&run.join("metrics.jsonl"));
+    let via = |stage: &str| {
+        lines
+            .iter()
+            .filter(|l| l["stage"] == stage)
+            .map(|l| l["config"]["server"].as_str().is_some_and(|s| s.ends_with("/v1#spade")))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(via("spade-design"), [true]);
+    assert_eq!(via("spade-rollout"), [true, true]);
+    assert!(!rows(&r.join("step-0/rollouts")).is_empty());
+    assert!(r.join("step-0/checkpoint/model.safetensors").exists());
+}

@@ -14,6 +14,13 @@
 # LR [1e-6], VARIANT [blend], CORPUS [data/corpus], SEEDS [data/seed-envs], EVAL_SUITES
 # [rg:math,rg:logic], EVAL_N [2], SAMPLE_FLAGS, DESIGN_FLAGS, VALIDATE_FLAGS, ROLLOUT_FLAGS, REGRET_FLAGS, GRPO_FLAGS,
 # EVAL_FLAGS [as in the Makefile], SBATCH_ARGS (extra sbatch flags, e.g. "--partition gpu --gres gpu:1").
+# Generation through an inference server (multi-node): SERVER_ENGINE (vllm | sglang | llama; unset = the
+# stages generate with the embedded model) submits scripts/slurm/serve.sh on START_MODEL as a job of its
+# own (SERVER_SBATCH_ARGS, e.g. "--partition gpu --gres gpu:8"; SERVER_ENGINE_ARGS its extra flags), and
+# design and the rollout array generate through it (`--server`, the address it publishes in
+# RDIR/server/url); it is cancelled once the rollouts are done. Each round serves its own START_MODEL,
+# the previous round's checkpoint: that is the weight hand-off. Eval (on the trained checkpoint) runs
+# embedded.
 set -euo pipefail
 RUNDIR="${1:?usage: round.sh RUNDIR ROUND}"
 ROUND="${2:?usage: round.sh RUNDIR ROUND}"
@@ -41,17 +48,31 @@ MODELFLAGS="--threads $THREADS --device cpu --temperature $TEMPERATURE"
 mkdir -p "$RDIR/slurm" "$SDIR/rollouts" "$RDIR/eval"
 log="$RDIR/slurm/%x-%A_%a.out"
 sub() { sbatch --parsable --kill-on-invalid-dep=yes --chdir "$root" -o "$log" ${SBATCH_ARGS:-} "$@"; }
+GEN=""
+srv=""
+if [[ -n "${SERVER_ENGINE:-}" ]]; then
+  url="$RDIR/server/url"
+  rm -f "$url"
+  srv=$(ENGINE="$SERVER_ENGINE" ENGINE_ARGS="${SERVER_ENGINE_ARGS:-}" sbatch --parsable --chdir "$root" \
+    -o "$RDIR/slurm/%x-%j.out" ${SERVER_SBATCH_ARGS:-} -J spade-server "$root/scripts/slurm/serve.sh" "$START_MODEL" "$url")
+  trap 'scancel "$srv" 2>/dev/null || true' EXIT
+  # A generating job waits (up to 15 min) for the server's address, then passes it on.
+  WAITURL="for i in \$(seq 900); do [[ -f '$url' ]] && break; sleep 1; done; [[ -f '$url' ]] || { echo 'no inference server address in $url' >&2; exit 1; }"
+  GEN="--server \"\$(cat '$url')\""
+fi
 
 prep=$(sub -J spade-prepare --wrap "set -e
   [[ -f '$MEMORY' ]] || { '$BIN/spade-validate' '$SEEDS' -o '$RUNDIR/seed-envs.parquet' --rejects '$RUNDIR/seed-rejects.parquet' --round 0; \
     '$BIN/spade-regret' --envs '$RUNDIR/seed-envs.parquet' -o '$RUNDIR/seed-scores.parquet' --memory-out '$MEMORY' --round 0; }
   '$BIN/spade-sample-corpus' '$CORPUS' -o '$RDIR/docs.parquet' --n $DOCS $SAMPLE_FLAGS $COMMON
-  '$BIN/spade-design' --model '$START_MODEL' --docs '$RDIR/docs.parquet' --memory '$MEMORY' -o '$RDIR/candidates.parquet' --per-doc $PER_DOC $DESIGN_FLAGS $MODELFLAGS $COMMON
+  ${WAITURL:-}
+  '$BIN/spade-design' $GEN --model '$START_MODEL' --docs '$RDIR/docs.parquet' --memory '$MEMORY' -o '$RDIR/candidates.parquet' --per-doc $PER_DOC $DESIGN_FLAGS $MODELFLAGS $COMMON
   '$BIN/spade-validate' '$RDIR/candidates.parquet' -o '$RDIR/envs.parquet' --rejects '$RDIR/rejects.parquet' --known '$MEMORY' --jobs 2 $VALIDATE_FLAGS $COMMON")
-roll=$(sub -J spade-rollout --dependency "afterok:$prep" --array "0-$((SHARDS - 1))" --wrap "'$BIN/spade-rollout' --model '$START_MODEL' \
+roll=$(sub -J spade-rollout --dependency "afterok:$prep" --array "0-$((SHARDS - 1))" --wrap "${WAITURL:-true}; '$BIN/spade-rollout' $GEN --model '$START_MODEL' \
   --envs '$RDIR/envs.parquet' --memory '$MEMORY' --pool $POOL --group $GROUP --step 0 \
   --shard \$SLURM_ARRAY_TASK_ID/$SHARDS -o '$SDIR/rollouts/shard-'\$SLURM_ARRAY_TASK_ID.parquet $ROLLOUT_FLAGS $MODELFLAGS $COMMON")
 train=$(sub -J spade-train --dependency "afterok:$roll" --wrap "set -e
+  ${srv:+scancel $srv}
   '$BIN/spade-regret' '$SDIR/rollouts' --memory '$MEMORY' --envs '$RDIR/envs.parquet' --candidates '$RDIR/candidates.parquet' \
     --rejects '$RDIR/rejects.parquet' --variant $VARIANT -o '$SDIR/scores.parquet' --memory-out '$SDIR/memory.parquet' $REGRET_FLAGS $COMMON
   '$BIN/spade-grpo-step' --model '$START_MODEL' --rollouts '$SDIR/rollouts' --candidates '$RDIR/candidates.parquet' \

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+#SBATCH -J spade-server
+# An OpenAI-compatible inference server for spade's generating stages (design, rollout, eval with
+# `--server`), run as a Slurm job on the allocation's GPU node(s). Once the server answers, its address
+# is published as `http://HOST:PORT/v1#NAME` in URLFILE (on the shared filesystem), which the stage
+# jobs read; the file is removed when the job ends (scancel stops the server).
+#
+#   sbatch --gres gpu:8 scripts/slurm/serve.sh MODEL URLFILE      (or run it directly)
+#
+# MODEL: a checkpoint folder (vLLM, SGLang: the folder spade-grpo-step writes is what they load) or a
+# .gguf file (llama.cpp). Serving the next checkpoint is a new job on it: that is the weight hand-off.
+# Env: ENGINE [vllm] (vllm | sglang | llama), NAME [spade], PORT [8000], ENGINE_ARGS (extra server
+# flags, e.g. "--tensor-parallel-size 8"), LLAMA_SERVER [llama-server on PATH, else
+# scripts/llama-server.sh's build], SLOTS [16] and CTX [4096] (llama: parallel sequences and tokens
+# each), WAIT [900] (seconds the server may take to come up).
+set -euo pipefail
+MODEL="${1:?usage: serve.sh MODEL URLFILE}"
+URLFILE="${2:?usage: serve.sh MODEL URLFILE}"
+ENGINE="${ENGINE:-vllm}" NAME="${NAME:-spade}" PORT="${PORT:-8000}" SLOTS="${SLOTS:-16}" CTX="${CTX:-4096}"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+[[ -n "${SLURM_SUBMIT_DIR:-}" && -f "$SLURM_SUBMIT_DIR/scripts/slurm/serve.sh" ]] && root="$SLURM_SUBMIT_DIR"
+host="$(hostname -f 2>/dev/null || hostname)"
+# shellcheck disable=SC2206
+extra=(${ENGINE_ARGS:-})
+case "$ENGINE" in
+  vllm) cmd=(vllm serve "$MODEL" --served-model-name "$NAME" --host 0.0.0.0 --port "$PORT" "${extra[@]}") ;;
+  sglang) cmd=(python3 -m sglang.launch_server --model-path "$MODEL" --served-model-name "$NAME" --host 0.0.0.0 --port "$PORT" "${extra[@]}") ;;
+  llama)
+    if [[ "$MODEL" != *.gguf ]]; then
+      echo "serve.sh: llama-server serves .gguf files, not $MODEL (serve checkpoint folders with ENGINE=vllm or sglang)" >&2
+      exit 2
+    fi
+    bin="${LLAMA_SERVER:-$(command -v llama-server || "$root/scripts/llama-server.sh")}"
+    cmd=("$bin" -m "$MODEL" --alias "$NAME" --host 0.0.0.0 --port "$PORT" -np "$SLOTS" -c "$((SLOTS * CTX))" "${extra[@]}") ;;
+  *) echo "serve.sh: unknown ENGINE $ENGINE (vllm | sglang | llama)" >&2; exit 2 ;;
+esac
+"${cmd[@]}" &
+pid=$!
+trap 'rm -f "$URLFILE"; kill "$pid" 2>/dev/null || true' EXIT
+trap 'exit 143' TERM INT
+deadline=$((SECONDS + ${WAIT:-900}))
+until curl -sf "http://127.0.0.1:$PORT/v1/models" >/dev/null; do
+  kill -0 "$pid" 2>/dev/null || { echo "serve.sh: the server exited before answering" >&2; exit 1; }
+  (( SECONDS < deadline )) || { echo "serve.sh: no answer on port $PORT after ${WAIT:-900} s" >&2; exit 1; }
+  sleep 2
+done
+mkdir -p "$(dirname "$URLFILE")"
+echo "http://$host:$PORT/v1#$NAME" > "$URLFILE.tmp" && mv "$URLFILE.tmp" "$URLFILE"
+echo "serving $MODEL at $(cat "$URLFILE")" >&2
+wait "$pid"
