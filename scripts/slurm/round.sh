@@ -57,12 +57,13 @@ if [[ -n "${SERVER_ENGINE:-}" ]]; then
     -o "$RDIR/slurm/%x-%j.out" ${SERVER_SBATCH_ARGS:-} -J spade-server "$root/scripts/slurm/serve.sh" "$START_MODEL" "$url")
   trap 'scancel "$srv" 2>/dev/null || true' EXIT
   # A generating job waits (up to 15 min) for the server's address, then passes it on.
-  WAITURL="for i in \$(seq 900); do [[ -f '$url' ]] && break; sleep 1; done; [[ -f '$url' ]] || { echo 'no inference server address in $url' >&2; exit 1; }"
+  # (--wrap scripts run under /bin/sh: POSIX tests only.)
+  WAITURL="for i in \$(seq 900); do [ -f '$url' ] && break; sleep 1; done; [ -f '$url' ] || { echo 'no inference server address in $url' >&2; exit 1; }"
   GEN="--server \"\$(cat '$url')\""
 fi
 
 prep=$(sub -J spade-prepare --wrap "set -e
-  [[ -f '$MEMORY' ]] || { '$BIN/spade-validate' '$SEEDS' -o '$RUNDIR/seed-envs.parquet' --rejects '$RUNDIR/seed-rejects.parquet' --round 0; \
+  [ -f '$MEMORY' ] || { '$BIN/spade-validate' '$SEEDS' -o '$RUNDIR/seed-envs.parquet' --rejects '$RUNDIR/seed-rejects.parquet' --round 0; \
     '$BIN/spade-regret' --envs '$RUNDIR/seed-envs.parquet' -o '$RUNDIR/seed-scores.parquet' --memory-out '$MEMORY' --round 0; }
   '$BIN/spade-sample-corpus' '$CORPUS' -o '$RDIR/docs.parquet' --n $DOCS $SAMPLE_FLAGS $COMMON
   ${WAITURL:-}
