@@ -473,6 +473,52 @@ mod tests {
         assert!("http://x/v1#".parse::<ServerSpec>().unwrap_err().contains("no model"));
     }
 
+    /// A server value that is never called (replies are parsed offline).
+    fn offline() -> Server {
+        Server {
+            spec: "http://127.0.0.1:9/v1#m".parse().unwrap(),
+            agent: ureq::Agent::new_with_defaults(),
+            concurrency: 1,
+            retries: 0,
+            strings: OnceLock::new(),
+        }
+    }
+
+    #[test]
+    fn replies_become_generations_or_loud_errors() {
+        let m = crate::tiny_model(1, crate::TinySpec::default(), &candle_core::Device::Cpu).unwrap();
+        let s = offline();
+        let p = SamplingParams::default();
+        let ids = m.tokenizer().encode("the cat", false).unwrap();
+        let eos = m.eos_ids()[0];
+        let content = |ids: &[u32]| -> Vec<Value> { ids.iter().map(|&i| json!({"id": i, "logprob": -0.5})).collect() };
+        let reply = |text: &str, finish: &str, logprobs: Value| json!({"choices": [{"text": text, "finish_reason": finish, "logprobs": logprobs}]});
+        // llama.cpp: ids in logprobs.content, the end-of-sequence token reported.
+        let with_eos: Vec<u32> = ids.iter().copied().chain([eos]).collect();
+        let g = s.parse(&m, &reply("the cat", "stop", json!({"content": content(&with_eos)})), &p).unwrap();
+        assert_eq!((g.tokens, g.finish, g.text.as_str()), (with_eos, FinishReason::Eos, "the cat"));
+        // OpenAI format: token strings mapped through the vocabulary, or vLLM's token_id:N.
+        let strs: Vec<String> = ids.iter().map(|i| m.tokenizer().decode(&[*i], false).unwrap()).collect();
+        let vllm: Vec<String> = ids.iter().map(|i| format!("token_id:{i}")).collect();
+        for toks in [strs, vllm] {
+            let g = s.parse(&m, &reply("the cat", "length", json!({"tokens": toks, "token_logprobs": vec![-1.0; ids.len()]})), &p).unwrap();
+            assert_eq!((&g.tokens, g.finish, &g.logprobs), (&ids, FinishReason::Length, &vec![-1.0; ids.len()]));
+        }
+        let err = |r: Value| s.parse(&m, &r, &p).unwrap_err().to_string();
+        // Lone bytes ≥ 0x80 all decode to U+FFFD: the string names no single id.
+        let e = err(reply("\u{fffd}", "length", json!({"tokens": ["\u{fffd}"], "token_logprobs": [-1.0]})));
+        assert!(e.contains("ambiguous"), "{e}");
+        assert!(err(reply("x", "length", Value::Null)).contains("no log-probs"));
+        // A token left out of the log-probs: the ids no longer decode to the text.
+        assert!(err(reply("the cat", "length", json!({"content": content(&ids[1..])}))).contains("left tokens out"));
+        // Stopped on an end-of-sequence token the reply does not carry.
+        assert!(err(reply("the cat", "stop", json!({"content": content(&ids)}))).contains("did not report"));
+        // Temperatures other than 0 and 1 are refused before any request.
+        let hot = SamplingParams { temperature: 0.7, ..p.clone() };
+        let e = s.generate(&m, &[GenerationRequest { prompt: ids.clone(), seed: 0 }], &hot).unwrap_err().to_string();
+        assert!(e.contains("temperature 0.7"), "{e}");
+    }
+
     #[test]
     fn an_unreachable_server_is_a_clear_error() {
         // A port nothing listens on (bound, then released).
