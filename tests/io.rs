@@ -142,6 +142,8 @@ fn shards_glob_and_folder_read_as_one_table_with_missing_columns_null() {
     std::fs::write(d.path().join("notes.txt"), "not a table").unwrap();
     // a summary document beside the shards (as spade-eval writes) is not a shard
     std::fs::write(d.path().join("b.parquet.summary.json"), "{\"suites\": {}}").unwrap();
+    // nor are the rows a failed stage kept (`NAME.partial.EXT`)
+    write_jsonl(&d.path().join("c.partial.jsonl"), &[serde_json::json!({"id": "4", "text": "w"})]);
     for arg in [format!("{}/*", d.path().display()), d.path().display().to_string()] {
         let r = TableReader::open(&[arg.as_str()]).unwrap();
         assert_eq!(r.num_rows(), 3);

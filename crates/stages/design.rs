@@ -215,6 +215,9 @@ fn run(args: Args) -> anyhow::Result<()> {
         return Ok(());
     }
 
+    if args.server.server.is_some() && args.hint == "self" && !(args.hint_temperature == 0.0 || args.hint_temperature == 1.0) {
+        bail!("--hint self through --server needs --hint-temperature 0 or 1 (servers report log-probs at temperature 1), not {}", args.hint_temperature);
+    }
     let model = args.model.load_with_server(&args.server).with_context(|| format!("loading model {}", model_path.display()))?;
     let ctx = model.context_length();
     if args.max_new_tokens + 16 > ctx {

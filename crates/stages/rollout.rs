@@ -354,6 +354,10 @@ fn run(args: Args) -> anyhow::Result<()> {
     }
 
     let n = write_rows(&args.output, &outcomes, &pool, &stamp, &meta)?;
+    // A partial file from an earlier failed run of this output is superseded.
+    if let Some(p) = spade_cli::partial_path(&args.output) {
+        let _ = std::fs::remove_file(p);
+    }
 
     let mut per_arm = serde_json::Map::new();
     for &arm in &arms {

@@ -73,7 +73,7 @@ roll=$(sub -J spade-rollout --dependency "afterok:$prep" --array "0-$((SHARDS - 
   --envs '$RDIR/envs.parquet' --memory '$MEMORY' --pool $POOL --group $GROUP --step 0 \
   --shard \$SLURM_ARRAY_TASK_ID/$SHARDS -o '$SDIR/rollouts/shard-'\$SLURM_ARRAY_TASK_ID.parquet $ROLLOUT_FLAGS $MODELFLAGS $COMMON")
 train=$(sub -J spade-train --dependency "afterok:$roll" --wrap "set -e
-  ${srv:+scancel $srv}
+  ${srv:+scancel $srv || true}
   '$BIN/spade-regret' '$SDIR/rollouts' --memory '$MEMORY' --envs '$RDIR/envs.parquet' --candidates '$RDIR/candidates.parquet' \
     --rejects '$RDIR/rejects.parquet' --variant $VARIANT -o '$SDIR/scores.parquet' --memory-out '$SDIR/memory.parquet' $REGRET_FLAGS $COMMON
   '$BIN/spade-grpo-step' --model '$START_MODEL' --rollouts '$SDIR/rollouts' --candidates '$RDIR/candidates.parquet' \

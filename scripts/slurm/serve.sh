@@ -11,14 +11,18 @@
 # .gguf file (llama.cpp). Serving the next checkpoint is a new job on it: that is the weight hand-off.
 # Env: ENGINE [vllm] (vllm | sglang | llama), NAME [spade], PORT [8000], ENGINE_ARGS (extra server
 # flags, e.g. "--tensor-parallel-size 8"), LLAMA_SERVER [llama-server on PATH, else
-# scripts/llama-server.sh's build], SLOTS [16] and CTX [4096] (llama: parallel sequences and tokens
+# scripts/llama-server.sh's build — build it beforehand: the stage jobs wait 15 min for the address], SLOTS [16] and CTX [4096] (llama: parallel sequences and tokens
 # each), WAIT [900] (seconds the server may take to come up).
 set -euo pipefail
 MODEL="${1:?usage: serve.sh MODEL URLFILE}"
 URLFILE="${2:?usage: serve.sh MODEL URLFILE}"
 ENGINE="${ENGINE:-vllm}" NAME="${NAME:-spade}" PORT="${PORT:-8000}" SLOTS="${SLOTS:-16}" CTX="${CTX:-4096}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-[[ -n "${SLURM_SUBMIT_DIR:-}" && -f "$SLURM_SUBMIT_DIR/scripts/slurm/serve.sh" ]] && root="$SLURM_SUBMIT_DIR"
+# Under sbatch this file is a spool copy: the repository is the job's working directory (round.sh
+# submits with --chdir) or where sbatch ran.
+for d in "$PWD" "${SLURM_SUBMIT_DIR:-}"; do
+  [[ -n "$d" && -f "$d/scripts/slurm/serve.sh" ]] && { root="$d"; break; }
+done
 host="$(hostname -f 2>/dev/null || hostname)"
 # shellcheck disable=SC2206
 extra=(${ENGINE_ARGS:-})

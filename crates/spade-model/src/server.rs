@@ -273,6 +273,11 @@ impl Server {
             "include_stop_str_in_output": true,
             "ignore_eos": !params.stop_on_eos,
         });
+        if params.stop_on_eos {
+            // The model's end-of-turn ids (the chat template's included), as the embedded backend
+            // stops on them: vLLM and SGLang otherwise stop only on the config's EOS.
+            body["stop_token_ids"] = json!(model.eos_ids());
+        }
         if params.top_k > 0 {
             body["top_k"] = json!(params.top_k);
         }
@@ -322,7 +327,8 @@ impl Server {
         let ends_eos = tokens.last().is_some_and(|t| model.eos_ids().contains(t));
         let body = if ends_eos { &tokens[..tokens.len() - 1] } else { &tokens[..] };
         let decoded = model.tokenizer().decode(body, false)?;
-        if !decoded.starts_with(text) {
+        // The text may carry the end token too (vLLM keeps special tokens and stop strings in it).
+        if !decoded.starts_with(text) && !(ends_eos && model.tokenizer().decode(&tokens, false)?.starts_with(text)) {
             return Err(Error::Server(format!(
                 "the reported token ids decode to {:?}, not the reply's text {:?}: the server left tokens out of its log-probs",
                 clip(&decoded),
@@ -496,7 +502,11 @@ mod tests {
         // llama.cpp: ids in logprobs.content, the end-of-sequence token reported.
         let with_eos: Vec<u32> = ids.iter().copied().chain([eos]).collect();
         let g = s.parse(&m, &reply("the cat", "stop", json!({"content": content(&with_eos)})), &p).unwrap();
-        assert_eq!((g.tokens, g.finish, g.text.as_str()), (with_eos, FinishReason::Eos, "the cat"));
+        assert_eq!((&g.tokens, g.finish, g.text.as_str()), (&with_eos, FinishReason::Eos, "the cat"));
+        // vLLM with special tokens kept: the end token is in the text as well.
+        let shown = format!("the cat{}", m.tokenizer().decode(&[eos], false).unwrap());
+        let g = s.parse(&m, &reply(&shown, "stop", json!({"content": content(&with_eos)})), &p).unwrap();
+        assert_eq!((&g.tokens, g.finish, g.text.as_str()), (&with_eos, FinishReason::Eos, "the cat"));
         // OpenAI format: token strings mapped through the vocabulary, or vLLM's token_id:N.
         let strs: Vec<String> = ids.iter().map(|i| m.tokenizer().decode(&[*i], false).unwrap()).collect();
         let vllm: Vec<String> = ids.iter().map(|i| format!("token_id:{i}")).collect();
