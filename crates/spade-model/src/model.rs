@@ -71,14 +71,6 @@ impl Lin {
         }
     }
 
-    /// The same weights outside the autograd graph (storage shared).
-    fn detached(&self) -> Lin {
-        match self {
-            Lin::Dense(w) => Lin::Dense(w.detach()),
-            Lin::Quant(q) => Lin::Quant(q.clone()),
-        }
-    }
-
     fn build(w: &Tensor, repr: Repr) -> Result<Lin> {
         match repr {
             Repr::F32 => Ok(Lin::Dense(w.clone())),
@@ -129,11 +121,18 @@ pub(crate) struct Stack {
 }
 
 impl Stack {
-    fn build(cfg: &ModelConfig, w: &Weights, repr: Repr) -> Result<Stack> {
+    /// The weights in one representation. `grad`: the trainable `Var`s themselves; otherwise
+    /// detached views of the same storage (in-place updates show), which inference runs on: a
+    /// forward over `Var`s records every intermediate for a backward that never comes, so a
+    /// layer's activations (attention scores included) lived until the forward ended — a batched
+    /// prefill of 64 prompts grew to ~24 GB on the default model.
+    fn build(cfg: &ModelConfig, w: &Weights, repr: Repr, grad: bool) -> Result<Stack> {
+        let take = |t: Tensor| if grad { t } else { t.detach() };
+        let get = |name: &str| w.get(name).map(take);
         let mut layers = Vec::with_capacity(cfg.num_hidden_layers);
         for i in 0..cfg.num_hidden_layers {
-            let g = |s: &str| w.get(&layer_name(i, s));
-            let o = |s: &str| w.get_opt(&layer_name(i, s));
+            let g = |s: &str| get(&layer_name(i, s));
+            let o = |s: &str| w.get_opt(&layer_name(i, s)).map(take);
             layers.push(Layer {
                 in_norm: g("input_layernorm.weight")?,
                 q: Lin::build(&g("self_attn.q_proj.weight")?, repr)?,
@@ -152,42 +151,12 @@ impl Stack {
                 down: Lin::build(&g("mlp.down_proj.weight")?, repr)?,
             });
         }
-        let embed = w.get("model.embed_tokens.weight")?;
-        let head = match w.get_opt("lm_head.weight") {
+        let embed = get("model.embed_tokens.weight")?;
+        let head = match w.get_opt("lm_head.weight").map(take) {
             Some(h) => Lin::build(&h, repr)?,
             None => Lin::build(&embed, repr)?,
         };
-        Ok(Stack { embed, layers, norm: w.get("model.norm.weight")?, head })
-    }
-
-    /// The same weights (storage shared, so in-place updates show) outside the autograd graph.
-    /// Inference runs on this: a forward over `Var`s records every intermediate for a backward
-    /// that never comes, so a layer's activations (attention scores included) lived until the
-    /// forward ended — a batched prefill of 64 prompts grew to ~24 GB on the default model.
-    fn detached(&self) -> Stack {
-        let d = |t: &Option<Tensor>| t.as_ref().map(Tensor::detach);
-        let layers = self
-            .layers
-            .iter()
-            .map(|l| Layer {
-                in_norm: l.in_norm.detach(),
-                q: l.q.detached(),
-                k: l.k.detached(),
-                v: l.v.detached(),
-                o: l.o.detached(),
-                q_b: d(&l.q_b),
-                k_b: d(&l.k_b),
-                v_b: d(&l.v_b),
-                o_b: d(&l.o_b),
-                q_norm: d(&l.q_norm),
-                k_norm: d(&l.k_norm),
-                post_norm: l.post_norm.detach(),
-                gate: l.gate.detached(),
-                up: l.up.detached(),
-                down: l.down.detached(),
-            })
-            .collect();
-        Stack { embed: self.embed.detach(), layers, norm: self.norm.detach(), head: self.head.detached() }
+        Ok(Stack { embed, layers, norm: get("model.norm.weight")?, head })
     }
 }
 
@@ -365,8 +334,8 @@ impl Model {
         source: String,
     ) -> Result<Self> {
         config.validate()?;
-        let dense = Stack::build(&config, &weights, Repr::F32)?;
-        let frozen = dense.detached();
+        let dense = Stack::build(&config, &weights, Repr::F32, true)?;
+        let frozen = Stack::build(&config, &weights, Repr::F32, false)?;
         let inv = config.inv_freq();
         let n = inv.len();
         let inv_freq = Tensor::from_vec(inv, (1, 1, n), &device)?;
@@ -432,7 +401,7 @@ impl Model {
     pub fn set_inference_repr(&mut self, repr: Repr) -> Result<()> {
         self.fast = match repr {
             Repr::F32 => None,
-            r => Some((r, Stack::build(&self.config, &self.weights, r)?.detached())),
+            r => Some((r, Stack::build(&self.config, &self.weights, r, false)?)),
         };
         Ok(())
     }
