@@ -344,7 +344,7 @@ fn run(args: Args) -> anyhow::Result<()> {
             }
             Err(e) => {
                 // Keep what was played: the finished episodes go beside the output.
-                let Some(path) = spade_cli::partial_path(&args.output).filter(|_| !finished.is_empty()) else {
+                let Some(path) = spade_io::partial_path(&args.output).filter(|_| !finished.is_empty()) else {
                     return Err(e.into());
                 };
                 let n = write_rows(&path, &finished, &pool, &stamp, &meta)?;
@@ -355,7 +355,7 @@ fn run(args: Args) -> anyhow::Result<()> {
 
     let n = write_rows(&args.output, &outcomes, &pool, &stamp, &meta)?;
     // A partial file from an earlier failed run of this output is superseded.
-    if let Some(p) = spade_cli::partial_path(&args.output) {
+    if let Some(p) = spade_io::partial_path(&args.output) {
         let _ = std::fs::remove_file(p);
     }
 

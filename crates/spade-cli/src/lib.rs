@@ -293,21 +293,6 @@ pub fn not_implemented(stage: &str) -> anyhow::Result<()> {
     bail!("{stage}: not implemented yet")
 }
 
-/// Where a stage that fails part-way keeps the rows it finished: `DIR/NAME.partial.EXT` beside
-/// its output `DIR/NAME.EXT` (same format; never the output itself, which stays all-or-nothing).
-/// None for stdout.
-pub fn partial_path(output: &str) -> Option<String> {
-    if output == "-" {
-        return None;
-    }
-    let p = Path::new(output);
-    let name = match (p.file_stem().and_then(|s| s.to_str()), p.extension().and_then(|s| s.to_str())) {
-        (Some(stem), Some(ext)) => format!("{stem}.partial.{ext}"),
-        _ => format!("{}.partial", p.file_name()?.to_str()?),
-    };
-    Some(p.with_file_name(name).display().to_string())
-}
-
 /// The full configuration of a call, as JSON, for metadata and metrics.
 pub fn config_json(args: &impl Serialize) -> serde_json::Value {
     serde_json::to_value(args).unwrap_or(serde_json::Value::Null)
@@ -355,15 +340,3 @@ pub fn policy_version(model: &Path) -> anyhow::Result<i64> {
         .ok_or_else(|| anyhow::anyhow!("{}: field `step` missing or not an integer", state.display()))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::partial_path;
-
-    #[test]
-    fn partial_files_sit_beside_the_output_in_its_format() {
-        assert_eq!(partial_path("runs/x/rollouts.parquet").as_deref(), Some("runs/x/rollouts.partial.parquet"));
-        assert_eq!(partial_path("out.jsonl").as_deref(), Some("out.partial.jsonl"));
-        assert_eq!(partial_path("dir/table").as_deref(), Some("dir/table.partial"));
-        assert_eq!(partial_path("-"), None);
-    }
-}

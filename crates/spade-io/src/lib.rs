@@ -33,6 +33,29 @@ pub enum Error {
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// What marks the file a stage that failed part-way keeps its finished rows in.
+const PARTIAL: &str = ".partial";
+
+/// Where a stage that fails part-way keeps the rows it finished: `DIR/NAME.partial.EXT` beside
+/// its output `DIR/NAME.EXT` (same format; never the output itself, which stays all-or-nothing).
+/// None for stdout. A folder read as one table skips such files.
+pub fn partial_path(output: &str) -> Option<String> {
+    if output == "-" {
+        return None;
+    }
+    let p = Path::new(output);
+    let name = match (p.file_stem().and_then(|s| s.to_str()), p.extension().and_then(|s| s.to_str())) {
+        (Some(stem), Some(ext)) => format!("{stem}{PARTIAL}.{ext}"),
+        _ => format!("{}{PARTIAL}", p.file_name()?.to_str()?),
+    };
+    Some(p.with_file_name(name).display().to_string())
+}
+
+/// Whether `p` is a file [`partial_path`] names.
+pub(crate) fn is_partial(p: &Path) -> bool {
+    p.file_stem().and_then(|s| s.to_str()).is_some_and(|s| s.ends_with(PARTIAL))
+}
+
 /// Table file formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -53,5 +76,21 @@ impl Format {
                 "{path}: unknown table format (use a .parquet or .jsonl file, or - for JSONL on stdin/stdout)"
             ))),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{is_partial, partial_path};
+    use std::path::Path;
+
+    #[test]
+    fn partial_files_sit_beside_the_output_in_its_format() {
+        assert_eq!(partial_path("runs/x/rollouts.parquet").as_deref(), Some("runs/x/rollouts.partial.parquet"));
+        assert_eq!(partial_path("out.jsonl").as_deref(), Some("out.partial.jsonl"));
+        assert_eq!(partial_path("dir/table").as_deref(), Some("dir/table.partial"));
+        assert_eq!(partial_path("-"), None);
+        assert!(is_partial(Path::new("runs/x/rollouts.partial.parquet")));
+        assert!(!is_partial(Path::new("runs/x/rollouts.parquet")));
     }
 }

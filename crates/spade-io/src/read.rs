@@ -35,9 +35,8 @@ impl Input {
 /// `.json` file there is a document beside the tables (a summary, a configuration) and is skipped;
 /// named explicitly it is read as JSON lines.
 fn is_table_file(p: &std::path::Path) -> bool {
-    // `NAME.partial.EXT` is what a failed stage kept: never part of a folder's table.
-    let partial = p.file_stem().and_then(|s| s.to_str()).is_some_and(|s| s.ends_with(".partial"));
-    p.is_file() && !partial && Format::of(&p.to_string_lossy()).is_ok() && p.extension().is_none_or(|e| e != "json")
+    // What a failed stage kept is never part of a folder's table.
+    p.is_file() && !crate::is_partial(p) && Format::of(&p.to_string_lossy()).is_ok() && p.extension().is_none_or(|e| e != "json")
 }
 
 /// Expands table arguments into files: `-` is stdin, a directory is every table file directly in it
