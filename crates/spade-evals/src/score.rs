@@ -11,11 +11,10 @@
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use spade_sandbox::{Limits, Sandbox, SandboxConfig};
@@ -216,23 +215,14 @@ impl Scorer {
     }
 }
 
-/// `f(0..n)` on `jobs` threads taking the next index as they finish; results in index order.
-fn par_map<T: Send>(jobs: usize, n: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
-    let out: Mutex<Vec<Option<T>>> = Mutex::new((0..n).map(|_| None).collect());
-    let next = AtomicUsize::new(0);
-    std::thread::scope(|s| {
-        for _ in 0..jobs.max(1).min(n.max(1)) {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                if i >= n {
-                    break;
-                }
-                let r = f(i);
-                out.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
-            });
-        }
-    });
-    out.into_inner().unwrap_or_else(|e| e.into_inner()).into_iter().map(|o| o.expect("every index ran")).collect()
+/// `f(0..n)` on a pool of `jobs` threads, one index per task (each blocks on a sandbox child);
+/// results in index order.
+fn par_map<T: Send>(jobs: usize, n: usize, f: impl Fn(usize) -> T + Sync + Send) -> Vec<T> {
+    match rayon::ThreadPoolBuilder::new().num_threads(jobs.max(1).min(n.max(1))).build() {
+        Ok(pool) => pool.install(|| (0..n).into_par_iter().with_max_len(1).map(f).collect()),
+        // No threads to be had: run them here, in order.
+        Err(_) => (0..n).map(f).collect(),
+    }
 }
 
 fn first_line(s: &str) -> &str {

@@ -21,10 +21,11 @@
 
 use std::collections::HashMap;
 use std::str::FromStr;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use rayon::prelude::*;
 use serde_json::{json, Value};
 
 use crate::error::{Error, Result};
@@ -215,35 +216,12 @@ impl Server {
         if !(params.top_p > 0.0) {
             return Err(Error::Invalid("top_p must be > 0".into()));
         }
-        let slots: Vec<Mutex<Option<Generation>>> = requests.iter().map(|_| Mutex::new(None)).collect();
-        let next = AtomicUsize::new(0);
-        let failed = AtomicBool::new(false);
-        let error: Mutex<Option<Error>> = Mutex::new(None);
-        std::thread::scope(|s| {
-            for _ in 0..self.concurrency.min(requests.len()) {
-                s.spawn(|| loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= requests.len() || failed.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    match self.one(model, &requests[i], params) {
-                        Ok(g) => *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(g),
-                        Err(e) => {
-                            failed.store(true, Ordering::Relaxed);
-                            error.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(e);
-                            break;
-                        }
-                    }
-                });
-            }
-        });
-        if let Some(e) = error.into_inner().unwrap_or_else(|e| e.into_inner()) {
-            return Err(e);
-        }
-        slots
-            .into_iter()
-            .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()).ok_or_else(|| Error::Server("a request was not answered".into())))
-            .collect()
+        // Requests block on the network: a pool of their own, one request per task.
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(self.concurrency.min(requests.len()).max(1))
+            .build()
+            .map_err(|e| Error::Server(format!("request threads: {e}")))?;
+        pool.install(|| requests.par_iter().with_max_len(1).map(|r| self.one(model, r, params)).collect())
     }
 
     /// One prompt.
