@@ -29,6 +29,15 @@ impl Drop for Cluster {
     }
 }
 
+/// `scripts/slurm/round.sh RUN 1` against the local cluster, with this build's binaries.
+fn round_sh(run: &Path) -> Command {
+    let conf = std::env::var("SPADE_SLURM_STATE").unwrap_or("/tmp/spade-slurm".into()) + "/slurm.conf";
+    let mut c = Command::new("bash");
+    c.arg(root().join("scripts/slurm/round.sh")).arg(run).arg("1").current_dir(root());
+    c.env("SLURM_CONF", conf).env("BIN", bin_dir());
+    c
+}
+
 /// Rows keyed by `key` columns.
 fn keyed(rows: Vec<Value>, key: &[&str]) -> BTreeMap<String, Value> {
     rows.into_iter().map(|r| (key.iter().map(|k| r[*k].to_string()).collect::<Vec<_>>().join("/"), r)).collect()
@@ -73,14 +82,7 @@ fn a_sharded_slurm_round_equals_the_single_process_round() {
     let cfg: Value = serde_json::from_str(&std::fs::read_to_string(single.join("config.json")).unwrap()).unwrap();
     let knob = |k: &str| cfg[k].as_str().unwrap().to_string();
     let slurm = runs.join("slurm");
-    let conf = std::env::var("SPADE_SLURM_STATE").unwrap_or("/tmp/spade-slurm".into()) + "/slurm.conf";
-    let out = Command::new("bash")
-        .arg(root().join("scripts/slurm/round.sh"))
-        .arg(&slurm)
-        .arg("1")
-        .current_dir(root())
-        .env("SLURM_CONF", conf)
-        .env("BIN", bin_dir())
+    let out = round_sh(&slurm)
         .env("MODEL", &model)
         .env("SHARDS", "2")
         .envs(
@@ -131,14 +133,7 @@ fn a_slurm_round_generates_through_a_server_job() {
     let corpus = corpus(d.path());
     let run = d.path().join("runs/served");
     let _cluster = Cluster::up();
-    let conf = std::env::var("SPADE_SLURM_STATE").unwrap_or("/tmp/spade-slurm".into()) + "/slurm.conf";
-    let out = Command::new("bash")
-        .arg(root().join("scripts/slurm/round.sh"))
-        .arg(&run)
-        .arg("1")
-        .current_dir(root())
-        .env("SLURM_CONF", &conf)
-        .env("BIN", bin_dir())
+    let out = round_sh(&run)
         .env("MODEL", spade_model::default_model_path())
         .env("LLAMA_SERVER", &server)
         .envs([
