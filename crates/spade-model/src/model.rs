@@ -462,7 +462,7 @@ impl Model {
         st: &Stack,
         input_ids: &Tensor,
         valid: &[Vec<u8>],
-        mut cache: Option<&mut KvCache>,
+        cache: Option<&mut KvCache>,
         last_only: bool,
         fused: bool,
     ) -> Result<Tensor> {
@@ -473,14 +473,27 @@ impl Model {
                 return Err(Error::Invalid(format!("cache holds {} positions, expected {past}", c.len())));
             }
         }
+        let x = self.run_hidden(st, input_ids, valid, cache, fused)?;
+        let x = if last_only { x.narrow(1, s - 1, 1)? } else { x };
+        self.head(st, &x, fused)
+    }
+
+    /// [`Model::run`] up to the last block's output `(batch, seq, hidden)`, before the head.
+    pub(crate) fn run_hidden(
+        &self,
+        st: &Stack,
+        input_ids: &Tensor,
+        valid: &[Vec<u8>],
+        mut cache: Option<&mut KvCache>,
+        fused: bool,
+    ) -> Result<Tensor> {
         let ctx = self.prepare(input_ids, valid, fused)?;
         let mut x = self.embed(st, input_ids)?;
         for (li, layer) in st.layers.iter().enumerate() {
             let kv = cache.as_deref_mut().map(|c| (c, li));
             x = self.block(layer, &x, &ctx, kv, fused)?;
         }
-        let x = if last_only { x.narrow(1, s - 1, 1)? } else { x };
-        self.head(st, &x, fused)
+        Ok(x)
     }
 
     /// Rotary tables and the additive mask of a forward over `input_ids` (after `past` cached

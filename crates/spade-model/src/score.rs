@@ -5,7 +5,7 @@ use candle_core::backprop::GradStore;
 use candle_core::{DType, Tensor, Var, D};
 
 use crate::error::{Error, Result};
-use crate::model::{Batch, Ctx, Model, Repr};
+use crate::model::{Batch, Ctx, Model, Repr, Stack};
 
 /// Temperature as the divisor of the logits (T = 0 scores greedy decoding at T = 1).
 fn divisor(temperature: f32) -> Result<f64> {
@@ -26,6 +26,48 @@ fn picked_logprobs(logits: &Tensor, batch: &Batch, t: f64) -> Result<Tensor> {
     let picked = (picked * mask)?;
     let zero = Tensor::zeros((b, 1), DType::F32, logits.device())?;
     Ok(Tensor::cat(&[&zero, &picked], 1)?)
+}
+
+/// Which tokens a scoring call needs the log-prob of: `None`, all of them; or one mask per
+/// sequence (entry `t` for token `t`; missing entries are not needed). The head — final norm, LM
+/// head over the whole vocabulary, log-softmax — runs only at the positions that predict a needed
+/// token, and the other log-probs are 0. A trainer needs only the trained tokens: for a designer
+/// sample, whose prompt is often longer than its environment, that skips most of the head's time
+/// and memory.
+pub type Needed<'a> = Option<&'a [Vec<bool>]>;
+
+impl Model {
+    /// Per-token log-probs `(b, s)` from the last block's output `x` `(b, s, hidden)`.
+    fn logprobs_from_hidden(&self, st: &Stack, x: &Tensor, batch: &Batch, t: f64, needed: Needed) -> Result<Tensor> {
+        let Some(needed) = needed else {
+            return picked_logprobs(&self.head(st, x, false)?, batch, t);
+        };
+        let (b, s) = batch.input_ids.dims2()?;
+        let ids = batch.input_ids.to_vec2::<u32>()?;
+        let valid = batch.attention_mask.to_dtype(DType::U8)?.to_vec2::<u8>()?;
+        // Position `from` (flat) predicts token `target`, whose log-prob lands at `to`.
+        let (mut from, mut to, mut target) = (Vec::new(), Vec::new(), Vec::new());
+        for r in 0..b {
+            for j in 1..s {
+                if valid[r][j] != 0 && needed.get(r).and_then(|m| m.get(j)).copied().unwrap_or(false) {
+                    from.push((r * s + j - 1) as u32);
+                    to.push((r * s + j) as u32);
+                    target.push(ids[r][j]);
+                }
+            }
+        }
+        let dev = x.device();
+        let zeros = Tensor::zeros(b * s, DType::F32, dev)?;
+        if from.is_empty() {
+            return Ok(zeros.reshape((b, s))?);
+        }
+        let n = from.len();
+        let h = x.reshape((b * s, ()))?.index_select(&Tensor::new(from, dev)?, 0)?.unsqueeze(0)?;
+        let logits = (self.head(st, &h, false)?.squeeze(0)? / t)?;
+        let lp = candle_nn::ops::log_softmax(&logits, D::Minus1)?;
+        let picked = lp.gather(&Tensor::from_vec(target, (n, 1), dev)?, 1)?.squeeze(1)?;
+        Ok(zeros.index_add(&Tensor::new(to, dev)?, &picked, 0)?.reshape((b, s))?)
+    }
 }
 
 /// Log-probs whose backward recomputes the network one block at a time (activation
@@ -58,7 +100,8 @@ impl Checkpointed<'_> {
         let st = m.stack(Repr::F32, true)?;
         let missing = || Error::Invalid("no gradient reached a block's input".into());
         let store = (&self.logprobs * coef)?.sum_all()?.backward()?;
-        let mut g = store.get(self.top.as_tensor()).cloned().ok_or_else(missing)?;
+        // No log-prob was needed: every gradient is zero.
+        let Some(mut g) = store.get(self.top.as_tensor()).cloned() else { return Ok(()) };
         sink(&store)?;
         drop(store);
         for (l, layer) in st.layers.iter().enumerate().rev() {
@@ -98,7 +141,8 @@ impl Model {
     /// [`Model::token_logprobs`] (f32) without gradient, as plain numbers (one row per sequence,
     /// padded with 0 to the longest): the same values, but the forward frees each layer's
     /// activations as it goes instead of keeping them for a backward.
-    pub fn token_logprobs_no_grad(&self, seqs: &[Vec<u32>], temperature: f32) -> Result<Vec<Vec<f32>>> {
+    /// Only the `needed` tokens are scored (see [`Needed`]); the others are 0.
+    pub fn token_logprobs_no_grad(&self, seqs: &[Vec<u32>], temperature: f32, needed: Needed) -> Result<Vec<Vec<f32>>> {
         let t = divisor(temperature)?;
         let batch = Batch::new(seqs, self.tokenizer.pad_id(), false, &self.device)?;
         let (b, s) = batch.input_ids.dims2()?;
@@ -106,13 +150,15 @@ impl Model {
             return Ok(vec![vec![0.0; s]; b]);
         }
         let valid = batch.attention_mask.to_vec2::<u8>()?;
-        let logits = self.run(self.stack(Repr::F32, false)?, &batch.input_ids, &valid, None, false, false)?;
-        Ok(picked_logprobs(&logits, &batch, t)?.to_vec2::<f32>()?)
+        let st = self.stack(Repr::F32, false)?;
+        let x = self.run_hidden(st, &batch.input_ids, &valid, None, false)?;
+        Ok(self.logprobs_from_hidden(st, &x, &batch, t, needed)?.to_vec2::<f32>()?)
     }
 
     /// [`Model::token_logprobs`] (f32) with an activation-checkpointed backward: see
-    /// [`Checkpointed`]. Sequences need at least two tokens.
-    pub fn token_logprobs_checkpointed(&self, seqs: &[Vec<u32>], temperature: f32) -> Result<Checkpointed<'_>> {
+    /// [`Checkpointed`]. Sequences need at least two tokens. Only the `needed` tokens are scored
+    /// (see [`Needed`]); the others are 0 and get no gradient.
+    pub fn token_logprobs_checkpointed(&self, seqs: &[Vec<u32>], temperature: f32, needed: Needed) -> Result<Checkpointed<'_>> {
         let t = divisor(temperature)?;
         let batch = Batch::new(seqs, self.tokenizer.pad_id(), false, &self.device)?;
         let (_, s) = batch.input_ids.dims2()?;
@@ -130,8 +176,7 @@ impl Model {
             x = y;
         }
         let top = Var::from_tensor(&x)?;
-        let logits = self.head(st, top.as_tensor(), false)?;
-        let logprobs = picked_logprobs(&logits, &batch, t)?;
+        let logprobs = self.logprobs_from_hidden(st, top.as_tensor(), &batch, t, needed)?;
         Ok(Checkpointed { model: self, input_ids: batch.input_ids, ctx, inputs, top, logprobs })
     }
 
@@ -158,7 +203,8 @@ impl Model {
         }
         let seqs: Vec<Vec<u32>> =
             pairs.iter().map(|(p, c)| p.iter().chain(c).copied().collect()).collect();
-        let lp = self.token_logprobs_no_grad(&seqs, temperature)?;
+        let needed: Vec<Vec<bool>> = pairs.iter().map(|(p, c)| (0..p.len() + c.len()).map(|j| j >= p.len()).collect()).collect();
+        let lp = self.token_logprobs_no_grad(&seqs, temperature, Some(&needed))?;
         Ok(pairs
             .iter()
             .zip(lp)

@@ -100,20 +100,76 @@ fn inference_runs_outside_the_graph_on_the_same_weights() {
     let seqs = vec![vec![1u32, 40, 41, 42, 43], vec![1u32, 50, 51]];
     let grad = m.token_logprobs(&seqs, 0.7).unwrap();
     assert!(grad.track_op());
-    assert_eq!(m.token_logprobs_no_grad(&seqs, 0.7).unwrap(), grad.to_vec2::<f32>().unwrap());
+    assert_eq!(m.token_logprobs_no_grad(&seqs, 0.7, None).unwrap(), grad.to_vec2::<f32>().unwrap());
     // An in-place update of the trainable weights (what the optimizer does) reaches inference.
     let vars = m.weights().named_vars();
     let (_, w) = vars.iter().find(|(n, _)| n.ends_with("mlp.up_proj.weight")).unwrap();
     w.set(&(w.as_tensor().detach() * 3.0).unwrap()).unwrap();
     let after = m.token_logprobs(&seqs, 0.7).unwrap().to_vec2::<f32>().unwrap();
     assert_ne!(after, grad.to_vec2::<f32>().unwrap());
-    assert_eq!(m.token_logprobs_no_grad(&seqs, 0.7).unwrap(), after);
+    assert_eq!(m.token_logprobs_no_grad(&seqs, 0.7, None).unwrap(), after);
     let p = vec![1u32, 40, 41];
     let g = &m.generate(&[GenerationRequest { prompt: p.clone(), seed: 1 }], &SamplingParams { max_new_tokens: 4, stop_on_eos: false, ..Default::default() }).unwrap()[0];
     let scored = m.score_vec(&p, &g.tokens, 1.0).unwrap();
     for (a, b) in scored.iter().zip(&g.logprobs) {
         assert!((a - b).abs() < 1e-4, "{scored:?} vs {:?}", g.logprobs);
     }
+}
+
+/// Gradient sums per weight of `Σ coef ⊙ log-probs` through the checkpointed backward.
+fn checkpointed_grads(m: &Model, seqs: &[Vec<u32>], coef: &Tensor, needed: Option<&[Vec<bool>]>) -> (Vec<Vec<f32>>, Vec<(String, Vec<f32>)>) {
+    let c = m.token_logprobs_checkpointed(seqs, 0.7, needed).unwrap();
+    let lp = c.logprobs().to_vec2::<f32>().unwrap();
+    let vars = m.weights().named_vars();
+    let mut sums: Vec<(String, Vec<f32>)> =
+        vars.iter().map(|(n, v)| (n.clone(), vec![0f32; v.as_tensor().elem_count()])).collect();
+    c.backward(coef, |store| {
+        for ((_, var), (_, acc)) in vars.iter().zip(sums.iter_mut()) {
+            if let Some(g) = store.get(var.as_tensor()) {
+                for (a, x) in acc.iter_mut().zip(g.flatten_all()?.to_vec1::<f32>()?) {
+                    *a += x;
+                }
+            }
+        }
+        Ok(())
+    })
+    .unwrap();
+    (lp, sums)
+}
+
+#[test]
+fn scoring_only_the_needed_tokens_keeps_their_log_probs_and_gradients() {
+    let m = tiny(4);
+    let seqs = vec![vec![1u32, 40, 41, 42, 43], vec![1u32, 50, 51]];
+    // Row 1's mask is shorter than the row: its missing entries are not needed.
+    let needed = vec![vec![false, false, true, false, true], vec![false, true]];
+    let is_needed = |r: usize, t: usize| needed[r].get(t).copied().unwrap_or(false);
+    let full = m.token_logprobs_no_grad(&seqs, 0.7, None).unwrap();
+    let part = m.token_logprobs_no_grad(&seqs, 0.7, Some(&needed)).unwrap();
+    for r in 0..2 {
+        for t in 0..full[r].len() {
+            let want = if is_needed(r, t) { full[r][t] } else { 0.0 };
+            assert!((part[r][t] - want).abs() < 1e-5, "[{r}][{t}]: {} vs {want}", part[r][t]);
+        }
+    }
+    // The gradient of Σ coef ⊙ log-probs over the needed tokens is the full scoring's.
+    let coef: Vec<f32> = (0..2 * 5).map(|k| if is_needed(k / 5, k % 5) { 1.0 + k as f32 * 0.25 } else { 0.0 }).collect();
+    let coef = Tensor::from_vec(coef, (2, 5), &Device::Cpu).unwrap();
+    let (lp_full, g_full) = checkpointed_grads(&m, &seqs, &coef, None);
+    let (lp_part, g_part) = checkpointed_grads(&m, &seqs, &coef, Some(&needed));
+    assert_eq!(lp_part.iter().flatten().filter(|v| **v != 0.0).count(), 3);
+    for ((name, a), (_, b)) in g_full.iter().zip(&g_part) {
+        let scale = a.iter().fold(0f32, |m, v| m.max(v.abs()));
+        assert!(scale > 0.0, "{name}: no gradient");
+        let d = a.iter().zip(b).fold(0f32, |m, (x, y)| m.max((x - y).abs()));
+        assert!(d <= 1e-5 * scale.max(1.0), "{name}: max |Δ| {d} (scale {scale})");
+    }
+    assert!(lp_full.iter().flatten().filter(|v| **v != 0.0).count() > 3);
+    // Nothing needed: log-probs 0, no gradient, no error.
+    let none = vec![vec![false; 5], vec![false; 3]];
+    let (lp, g) = checkpointed_grads(&m, &seqs, &coef, Some(&none));
+    assert!(lp.iter().flatten().all(|v| *v == 0.0));
+    assert!(g.iter().all(|(_, v)| v.iter().all(|x| *x == 0.0)));
 }
 
 #[test]

@@ -238,6 +238,12 @@ fn micro_batches(samples: &[&Sample], size: usize) -> Vec<Vec<usize>> {
     out
 }
 
+/// The tokens of a micro-batch whose log-probs the loss reads (the masked ones after the first):
+/// the model runs its head only there.
+fn needed<S: std::borrow::Borrow<Sample>>(samples: &[S], mb: &[usize]) -> Vec<Vec<bool>> {
+    mb.iter().map(|&i| samples[i].borrow().mask.iter().enumerate().map(|(t, &m)| t > 0 && m != 0).collect()).collect()
+}
+
 fn rows(t: &Tensor) -> anyhow::Result<Vec<Vec<f32>>> {
     Ok(t.detach().to_vec2::<f32>()?)
 }
@@ -302,9 +308,10 @@ impl Trainer {
         for (k, mb) in mbs.into_iter().enumerate() {
             let seqs: Vec<Vec<u32>> = mb.iter().map(|&i| samples[i].tokens.clone()).collect();
             let temp = samples[mb[0]].temperature;
+            let need = needed(samples, &mb);
             let t0 = Instant::now();
             let checkpointed = match cfg.checkpointing && seqs.iter().any(|q| q.len() >= 2) {
-                true => Some(self.model.token_logprobs_checkpointed(&seqs, temp)?),
+                true => Some(self.model.token_logprobs_checkpointed(&seqs, temp, Some(&need))?),
                 false => None,
             };
             let lp = match &checkpointed {
@@ -316,7 +323,7 @@ impl Trainer {
             let ref_vals = match reference {
                 Some(r) if obj.kl_coef != 0.0 => {
                     let t0 = Instant::now();
-                    let v = r.token_logprobs_no_grad(&seqs, temp)?;
+                    let v = r.token_logprobs_no_grad(&seqs, temp, Some(&need))?;
                     m.time.reference += t0.elapsed().as_secs_f64();
                     Some(v)
                 }
@@ -431,7 +438,7 @@ impl Trainer {
             let mut old = vec![Vec::new(); samples.len()];
             for mb in micro_batches(&refs, cfg.micro_batch.max(1)) {
                 let seqs: Vec<Vec<u32>> = mb.iter().map(|&i| samples[i].tokens.clone()).collect();
-                let v = self.model.token_logprobs_no_grad(&seqs, samples[mb[0]].temperature)?;
+                let v = self.model.token_logprobs_no_grad(&seqs, samples[mb[0]].temperature, Some(&needed(samples, &mb)))?;
                 for (row, &i) in mb.iter().enumerate() {
                     old[i] = v[row].clone();
                 }
@@ -521,7 +528,7 @@ pub fn mean_nll(model: &Model, samples: &[Sample], micro_batch: usize) -> anyhow
     let (mut sum, mut n) = (0.0, 0usize);
     for mb in micro_batches(&refs, micro_batch.max(1)) {
         let seqs: Vec<Vec<u32>> = mb.iter().map(|&i| samples[i].tokens.clone()).collect();
-        let lp = model.token_logprobs_no_grad(&seqs, samples[mb[0]].temperature)?;
+        let lp = model.token_logprobs_no_grad(&seqs, samples[mb[0]].temperature, Some(&needed(samples, &mb)))?;
         for (row, &i) in mb.iter().enumerate() {
             for (t, &m) in samples[i].mask.iter().enumerate().skip(1) {
                 if m != 0 {
