@@ -311,7 +311,7 @@ fn tokens_outside_the_mask_get_no_gradient() {
         s.behaviour.extend([0.0, 0.0, 0.0]);
     }
     let (l2, g2, _) = trainer.loss_and_gradients(&longer, &cfg, None).unwrap();
-    assert!((l2 - l0).abs() <= 1e-6 * l0.abs());
+    assert!((l2 - l0).abs() <= 1e-5 * l0.abs(), "{l0} vs {l2}");
     for (k, g) in &g0 {
         let e = rel(&g2[k], &g.iter().map(|&x| x as f64).collect::<Vec<_>>());
         assert!(e < 1e-5, "{k}: {e}");

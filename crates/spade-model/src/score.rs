@@ -2,7 +2,8 @@
 //! trainer's primitive (differentiable), plus plain-vector conveniences.
 
 use candle_core::backprop::GradStore;
-use candle_core::{DType, Tensor, Var, D};
+use candle_core::{CpuStorage, CustomOp1, CustomOp2, DType, Layout, Shape, Tensor, Var, D};
+use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::model::{Batch, Ctx, Model, Repr, Stack};
@@ -18,14 +19,125 @@ fn divisor(temperature: f32) -> Result<f64> {
 /// Per-token log-probs `(b, s)` from logits `(b, s, vocab)`: 0 at `t = 0` and at padding.
 fn picked_logprobs(logits: &Tensor, batch: &Batch, t: f64) -> Result<Tensor> {
     let (b, s) = batch.input_ids.dims2()?;
-    let logits = (logits.narrow(1, 0, s - 1)? / t)?;
-    let lp = candle_nn::ops::log_softmax(&logits, D::Minus1)?;
-    let targets = batch.input_ids.narrow(1, 1, s - 1)?.contiguous()?.unsqueeze(2)?;
-    let picked = lp.gather(&targets, 2)?.squeeze(2)?;
+    let v = logits.dim(2)?;
+    // Position j predicts token j + 1; the last position of a row predicts nothing (its entry is
+    // computed against token 0 and dropped), which keeps the logits one contiguous block.
+    let ids = batch.input_ids.to_vec2::<u32>()?;
+    let targets: Vec<u32> = ids.iter().flat_map(|row| row[1..].iter().copied().chain([0])).collect();
+    let lp = target_logprobs(&logits.reshape((b * s, v))?, targets, t)?.reshape((b, s))?;
     let mask = batch.attention_mask.narrow(1, 1, s - 1)?.to_dtype(DType::F32)?;
-    let picked = (picked * mask)?;
+    let picked = (lp.narrow(1, 0, s - 1)? * mask)?;
     let zero = Tensor::zeros((b, 1), DType::F32, logits.device())?;
     Ok(Tensor::cat(&[&zero, &picked], 1)?)
+}
+
+/// `log softmax(z / T)[target]` for every row of `(n, vocab)` logits `z`: `(n)`, differentiable.
+/// On the CPU in f32 this is one fused op ([`TargetLogprob`]); elsewhere candle's composite ops.
+fn target_logprobs(z: &Tensor, targets: Vec<u32>, t: f64) -> Result<Tensor> {
+    let (n, v) = z.dims2()?;
+    if targets.len() != n {
+        return Err(Error::Invalid(format!("{} targets for {n} rows of logits", targets.len())));
+    }
+    if let Some(bad) = targets.iter().find(|&&x| x as usize >= v) {
+        return Err(Error::Invalid(format!("token {bad} outside the vocabulary of {v}")));
+    }
+    if z.device().is_cpu() && z.dtype() == DType::F32 {
+        let op = TargetLogprob { targets: std::sync::Arc::new(targets), t: t as f32 };
+        return Ok(z.contiguous()?.apply_op1(op)?);
+    }
+    let lp = candle_nn::ops::log_softmax(&(z / t)?, D::Minus1)?;
+    let idx = Tensor::from_vec(targets, (n, 1), z.device())?;
+    Ok(lp.gather(&idx, 1)?.squeeze(1)?)
+}
+
+/// The fused CPU kernel of [`target_logprobs`]: per row, one pass for the maximum and one for
+/// the sum of exponentials, and no `(n, vocab)` temporaries — where candle's composite
+/// log-softmax + gather allocates and fills about ten of them, forward and backward, for a
+/// vocabulary of 49k. Its backward ([`TargetLogprobGrad`]) writes `g · (onehot − softmax) / T` in
+/// one pass.
+struct TargetLogprob {
+    targets: std::sync::Arc<Vec<u32>>,
+    t: f32,
+}
+
+/// `(max(row), ln Σ exp((row − max) / t))`: the sum is accumulated in f64, as generation does, so
+/// scored log-probs equal the sampled ones to float rounding.
+fn row_lse(row: &[f32], t: f32) -> (f32, f32) {
+    let m = row.iter().fold(f32::NEG_INFINITY, |a, &x| a.max(x));
+    if !m.is_finite() {
+        return (m, 0.0);
+    }
+    let sum: f64 = row.iter().map(|&x| ((x - m) / t).exp() as f64).sum();
+    (m, sum.ln() as f32)
+}
+
+/// A contiguous f32 slice of a custom op's input.
+fn f32_slice<'a>(storage: &'a CpuStorage, layout: &Layout, what: &str) -> candle_core::Result<&'a [f32]> {
+    match layout.contiguous_offsets() {
+        Some((a, b)) => Ok(&storage.as_slice::<f32>()?[a..b]),
+        None => candle_core::bail!("target-logprob: {what} must be contiguous"),
+    }
+}
+
+impl CustomOp1 for TargetLogprob {
+    fn name(&self) -> &'static str {
+        "target-logprob"
+    }
+
+    fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
+        let (n, v) = layout.shape().dims2()?;
+        let z = f32_slice(storage, layout, "logits")?;
+        let t = self.t;
+        let out: Vec<f32> = z
+            .par_chunks(v)
+            .zip(self.targets.par_iter())
+            .map(|(row, &k)| {
+                let (m, log_sum) = row_lse(row, t);
+                (row[k as usize] - m) / t - log_sum
+            })
+            .collect();
+        Ok((CpuStorage::F32(out), Shape::from(n)))
+    }
+
+    fn bwd(&self, arg: &Tensor, _res: &Tensor, grad_res: &Tensor) -> candle_core::Result<Option<Tensor>> {
+        let op = TargetLogprobGrad { targets: self.targets.clone(), t: self.t };
+        Ok(Some(arg.contiguous()?.apply_op2_no_bwd(&grad_res.contiguous()?, &op)?))
+    }
+}
+
+/// Gradient of [`TargetLogprob`] with respect to the logits, given the gradient `g` `(n)` of its
+/// output: row `i` is `g_i / T · (onehot(target_i) − softmax(z_i / T))`.
+struct TargetLogprobGrad {
+    targets: std::sync::Arc<Vec<u32>>,
+    t: f32,
+}
+
+impl CustomOp2 for TargetLogprobGrad {
+    fn name(&self) -> &'static str {
+        "target-logprob-grad"
+    }
+
+    fn cpu_fwd(&self, s1: &CpuStorage, l1: &Layout, s2: &CpuStorage, l2: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
+        let (n, v) = l1.shape().dims2()?;
+        let z = f32_slice(s1, l1, "logits")?;
+        let g = f32_slice(s2, l2, "gradient")?;
+        let t = self.t;
+        let mut out = vec![0f32; n * v];
+        out.par_chunks_mut(v).zip(z.par_chunks(v)).zip(self.targets.par_iter()).zip(g.par_iter()).for_each(
+            |(((o, row), &k), &gi)| {
+                let c = gi / t;
+                if c == 0.0 {
+                    return;
+                }
+                let (m, log_sum) = row_lse(row, t);
+                for (oj, &x) in o.iter_mut().zip(row) {
+                    *oj = -c * ((x - m) / t - log_sum).exp();
+                }
+                o[k as usize] += c;
+            },
+        );
+        Ok((CpuStorage::F32(out), Shape::from((n, v))))
+    }
 }
 
 /// Which tokens a scoring call needs the log-prob of: `None`, all of them; or one mask per
@@ -61,11 +173,8 @@ impl Model {
         if from.is_empty() {
             return Ok(zeros.reshape((b, s))?);
         }
-        let n = from.len();
         let h = x.reshape((b * s, ()))?.index_select(&Tensor::new(from, dev)?, 0)?.unsqueeze(0)?;
-        let logits = (self.head(st, &h, false)?.squeeze(0)? / t)?;
-        let lp = candle_nn::ops::log_softmax(&logits, D::Minus1)?;
-        let picked = lp.gather(&Tensor::from_vec(target, (n, 1), dev)?, 1)?.squeeze(1)?;
+        let picked = target_logprobs(&self.head(st, &h, false)?.squeeze(0)?, target, t)?;
         Ok(zeros.index_add(&Tensor::new(to, dev)?, &picked, 0)?.reshape((b, s))?)
     }
 }
@@ -210,5 +319,40 @@ impl Model {
             .zip(lp)
             .map(|((p, c), row)| row[p.len()..p.len() + c.len()].to_vec())
             .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use candle_core::Device;
+
+    /// The fused kernel against candle's composite log-softmax + gather: values and gradients.
+    #[test]
+    fn fused_target_logprobs_equal_the_composite_ops() {
+        let dev = Device::Cpu;
+        let (n, v) = (6, 37);
+        let vals: Vec<f32> = (0..n * v).map(|k| ((k * 7919 % 101) as f32 / 101.0 - 0.5) * 8.0).collect();
+        let targets: Vec<u32> = (0..n as u32).map(|i| (i * 11) % v as u32).collect();
+        let coef = Tensor::new(&[1.0f32, -0.5, 0.0, 2.0, 0.25, -1.5], &dev).unwrap();
+        for t in [1.0, 0.7] {
+            let z = Var::from_vec(vals.clone(), (n, v), &dev).unwrap();
+            let fused = target_logprobs(z.as_tensor(), targets.clone(), t).unwrap();
+            let g_fused = (&fused * &coef).unwrap().sum_all().unwrap().backward().unwrap();
+            let idx = Tensor::from_vec(targets.clone(), (n, 1), &dev).unwrap();
+            let lp = candle_nn::ops::log_softmax(&(z.as_tensor() / t).unwrap(), D::Minus1).unwrap();
+            let plain = lp.gather(&idx, 1).unwrap().squeeze(1).unwrap();
+            let g_plain = (&plain * &coef).unwrap().sum_all().unwrap().backward().unwrap();
+            let d = (&fused - &plain).unwrap().abs().unwrap().max(0).unwrap().to_scalar::<f32>().unwrap();
+            assert!(d < 1e-5, "T={t}: log-probs differ by {d}");
+            let (a, b) = (g_fused.get(z.as_tensor()).unwrap(), g_plain.get(z.as_tensor()).unwrap());
+            let d = (a - b).unwrap().abs().unwrap().flatten_all().unwrap().max(0).unwrap().to_scalar::<f32>().unwrap();
+            assert!(d < 1e-6, "T={t}: gradients differ by {d}");
+            // A zero coefficient leaves its row's gradient zero.
+            assert!(a.get(2).unwrap().to_vec1::<f32>().unwrap().iter().all(|x| *x == 0.0));
+        }
+        let z = Tensor::zeros((2, 5), DType::F32, &dev).unwrap();
+        assert!(target_logprobs(&z, vec![1, 5], 1.0).is_err());
+        assert!(target_logprobs(&z, vec![1], 1.0).is_err());
     }
 }
