@@ -235,8 +235,10 @@ report: venv
 # warm-started model, validated against the training pool (copies do not count).
 WARM ?= $(RUNS)/warmstart
 WARM_POOL ?=
-SFT_FLAGS ?= --epochs 2 --per-env 2 --examples 1 --max-new-tokens 768
-WARM_DESIGN_FLAGS ?= --max-new-tokens 768 --examples 1 --temperature 0.7
+# Prompts without memory examples (--examples 0: the format is learnt, and sequences are ~900 tokens
+# shorter, which is most of the warm-up's time on a CPU); the check designs with the same prompts.
+SFT_FLAGS ?= --epochs 1 --per-env 2 --batch 2 --lr 5e-5 --examples 0 --max-new-tokens 1024
+WARM_DESIGN_FLAGS ?= --max-new-tokens 1024 --examples 0 --temperature 0.7
 SPADE_SFT ?= $(BIN)/spade-sft
 
 $(WARM)/docs.parquet: | $(BUILD_DEP)
@@ -252,9 +254,13 @@ warmstart: $(BUILD_DEP) venv $(MODEL_DEP)
 	$(MAKE) --no-print-directory $(WARM)/checkpoint/trainer_state.json NO_BUILD=1
 	@echo "warm-started designer: $(WARM)/checkpoint (self-play from it: make round MODEL=$(WARM)/checkpoint)"
 
-# Validity of CHECK_DOCS × CHECK_PER_DOC designer samples on held-out documents: base vs warm-started.
+# Validity of CHECK_DOCS × CHECK_PER_DOC designer samples on held-out documents: base vs warm-started;
+# and the evaluation suites WARM_EVAL_SUITES on both (greedy), to see the agent's skills survive.
 CHECK_DOCS ?= 16
 CHECK_PER_DOC ?= 2
+WARM_EVAL_SUITES ?= $(EVAL_SUITES)
+WARM_EVAL_N ?= $(EVAL_N)
+WARM_EVAL_FLAGS ?= $(EVAL_FLAGS) --temperature 0
 $(WARM)/check-docs.parquet: $(WARM)/checkpoint/trainer_state.json
 	$(SAMPLE_CORPUS) $(WARM)/heldout-docs.parquet --id-col doc_id -o $@ --n $(CHECK_DOCS) --allow-short --seed $(SEED) --round 0
 
@@ -265,12 +271,17 @@ $(WARM)/check-$(1)/envs.parquet: $(WARM)/check-docs.parquet
 	  $(WARM_DESIGN_FLAGS) --threads $(THREADS) --device $(DEVICE) --seed $(SEED) --metrics $(WARM)/metrics.jsonl
 	$(VALIDATE) $(WARM)/check-$(1)/candidates.parquet -o $$@ --rejects $(WARM)/check-$(1)/rejects.parquet --known $(SEEDS) $(WARM_POOL) \
 	  --jobs 2 --metrics $(WARM)/metrics.jsonl
+$(WARM)/check-$(1)/eval.parquet: $(WARM)/checkpoint/trainer_state.json
+	mkdir -p $(WARM)/check-$(1)
+	$(EVAL) --model $(2) --suite $(WARM_EVAL_SUITES) --n $(WARM_EVAL_N) -o $$@ --threads $(THREADS) --device $(DEVICE) \
+	  $(WARM_EVAL_FLAGS) --seed $(SEED) --metrics $(WARM)/metrics.jsonl
 endef
 $(eval $(call WARM_CHECK,base,$(MODEL)))
 $(eval $(call WARM_CHECK,warm,$(WARM)/checkpoint))
 
 warmstart-check: $(BUILD_DEP) venv $(MODEL_DEP)
-	$(MAKE) --no-print-directory $(WARM)/check-base/envs.parquet $(WARM)/check-warm/envs.parquet NO_BUILD=1
+	$(MAKE) --no-print-directory $(WARM)/check-base/envs.parquet $(WARM)/check-warm/envs.parquet \
+	  $(WARM)/check-base/eval.parquet $(WARM)/check-warm/eval.parquet NO_BUILD=1
 	@$(PYTHON) scripts/warmstart_summary.py $(WARM)
 
 clean-runs:

@@ -314,6 +314,9 @@ fn warmstart_and_its_check_run_through_the_makefile() {
         "WARM_DESIGN_FLAGS=--max-new-tokens 16 --examples 0",
         "CHECK_DOCS=2",
         "CHECK_PER_DOC=2",
+        "WARM_EVAL_SUITES=rg:math",
+        "WARM_EVAL_N=1",
+        "WARM_EVAL_FLAGS=--max-tokens 8",
     ]);
     let out = c.output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -324,6 +327,10 @@ fn warmstart_and_its_check_run_through_the_makefile() {
     for k in ["base", "warm"] {
         assert_eq!(check[k]["samples"], 4, "{check}");
         assert!(check[k]["share"].as_f64().unwrap() <= 1.0);
+        // The evaluation suites ran on both models: 1 item per task of rg:math.
+        let e = &check[k]["eval"]["rg:math"];
+        assert!(e["items"].as_u64().unwrap() >= 1, "{check}");
+        assert!((0.0..=1.0).contains(&e["score"].as_f64().unwrap()), "{check}");
     }
     let split: Value = serde_json::from_str(&std::fs::read_to_string(warm.join("split.json")).unwrap()).unwrap();
     let held: HashSet<String> = split["held_out_docs"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
