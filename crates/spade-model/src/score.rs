@@ -45,6 +45,12 @@ fn target_logprobs(z: &Tensor, targets: Vec<u32>, t: f64) -> Result<Tensor> {
         let op = TargetLogprob { targets: std::sync::Arc::new(targets), t: t as f32 };
         return Ok(z.contiguous()?.apply_op1(op)?);
     }
+    composite_target_logprobs(z, targets, t)
+}
+
+/// [`target_logprobs`] with candle's composite ops (log-softmax, then gather).
+fn composite_target_logprobs(z: &Tensor, targets: Vec<u32>, t: f64) -> Result<Tensor> {
+    let n = targets.len();
     let lp = candle_nn::ops::log_softmax(&(z / t)?, D::Minus1)?;
     let idx = Tensor::from_vec(targets, (n, 1), z.device())?;
     Ok(lp.gather(&idx, 1)?.squeeze(1)?)
@@ -150,13 +156,13 @@ pub type Needed<'a> = Option<&'a [Vec<bool>]>;
 
 impl Model {
     /// Per-token log-probs `(b, s)` from the last block's output `x` `(b, s, hidden)`.
-    fn logprobs_from_hidden(&self, st: &Stack, x: &Tensor, batch: &Batch, t: f64, needed: Needed) -> Result<Tensor> {
+    /// `valid[r][j]`: whether token `j` of row `r` is real (not padding).
+    fn logprobs_from_hidden(&self, st: &Stack, x: &Tensor, batch: &Batch, valid: &[Vec<u8>], t: f64, needed: Needed) -> Result<Tensor> {
         let Some(needed) = needed else {
             return picked_logprobs(&self.head(st, x, false)?, batch, t);
         };
         let (b, s) = batch.input_ids.dims2()?;
         let ids = batch.input_ids.to_vec2::<u32>()?;
-        let valid = batch.attention_mask.to_dtype(DType::U8)?.to_vec2::<u8>()?;
         // Position `from` (flat) predicts token `target`, whose log-prob lands at `to`.
         let (mut from, mut to, mut target) = (Vec::new(), Vec::new(), Vec::new());
         for r in 0..b {
@@ -261,7 +267,7 @@ impl Model {
         let valid = batch.attention_mask.to_vec2::<u8>()?;
         let st = self.stack(Repr::F32, false)?;
         let x = self.run_hidden(st, &batch.input_ids, &valid, None, false)?;
-        Ok(self.logprobs_from_hidden(st, &x, &batch, t, needed)?.to_vec2::<f32>()?)
+        Ok(self.logprobs_from_hidden(st, &x, &batch, &valid, t, needed)?.to_vec2::<f32>()?)
     }
 
     /// [`Model::token_logprobs`] (f32) with an activation-checkpointed backward: see
@@ -285,7 +291,7 @@ impl Model {
             x = y;
         }
         let top = Var::from_tensor(&x)?;
-        let logprobs = self.logprobs_from_hidden(st, top.as_tensor(), &batch, t, needed)?;
+        let logprobs = self.logprobs_from_hidden(st, top.as_tensor(), &batch, &valid, t, needed)?;
         Ok(Checkpointed { model: self, input_ids: batch.input_ids, ctx, inputs, top, logprobs })
     }
 
@@ -339,9 +345,7 @@ mod tests {
             let z = Var::from_vec(vals.clone(), (n, v), &dev).unwrap();
             let fused = target_logprobs(z.as_tensor(), targets.clone(), t).unwrap();
             let g_fused = (&fused * &coef).unwrap().sum_all().unwrap().backward().unwrap();
-            let idx = Tensor::from_vec(targets.clone(), (n, 1), &dev).unwrap();
-            let lp = candle_nn::ops::log_softmax(&(z.as_tensor() / t).unwrap(), D::Minus1).unwrap();
-            let plain = lp.gather(&idx, 1).unwrap().squeeze(1).unwrap();
+            let plain = composite_target_logprobs(z.as_tensor(), targets.clone(), t).unwrap();
             let g_plain = (&plain * &coef).unwrap().sum_all().unwrap().backward().unwrap();
             let d = (&fused - &plain).unwrap().abs().unwrap().max(0).unwrap().to_scalar::<f32>().unwrap();
             assert!(d < 1e-5, "T={t}: log-probs differ by {d}");
