@@ -130,6 +130,16 @@ fn held_out_environments_and_documents_never_reach_training() {
     let written: HashSet<String> = read_jsonl(&held_docs).iter().map(|r| r["doc_id"].as_str().unwrap().to_string()).collect();
     assert_eq!(written, hd, "the held-out documents table");
     assert!(m["held_out_loss_before"].as_f64().unwrap() > 0.0);
+
+    // A continued warm-up with a new --seed keeps the split with --split-seed (the default seed is 0);
+    // without it, this seed splits differently.
+    let split_of = |extra: &[&str]| {
+        let path = d.path().join("split2.json");
+        sft(d.path(), &model, &[&["--held-out", "0.4", "--epochs", "1", "--seed", "3", "--split", path.to_str().unwrap()], extra].concat());
+        serde_json::from_str::<Value>(&std::fs::read_to_string(&path).unwrap()).unwrap()
+    };
+    assert_eq!(split_of(&["--split-seed", "0"]), s);
+    assert_ne!(split_of(&[]), s, "seed 3 should split these items differently");
 }
 
 #[test]

@@ -5,7 +5,8 @@
 //! Writes `target/bench/grpo.json`.
 //!
 //! Sizes from the environment: `SPADE_BENCH_GRPO_SEQS` (16), `SPADE_BENCH_GRPO_TOKENS` (512),
-//! `SPADE_BENCH_GRPO_MB` (`1,2,4`), `SPADE_BENCH_THREADS` (1; candle and torch alike). The peer
+//! `SPADE_BENCH_GRPO_MB` (`1,2,4`), `SPADE_BENCH_THREADS` (1; candle and torch alike),
+//! `SPADE_BENCH_CHECKPOINTING` (1; 0 keeps the whole graph, as the peer does). The peer
 //! runs with `OPENBLAS_CORETYPE`/`OPENBLAS_L2_SIZE` unset (DESIGN: with libopenblas0-pthread
 //! installed, torch then uses the optimised OpenBLAS kernels); `SPADE_BENCH_NO_PEER=1` skips it.
 
@@ -50,13 +51,14 @@ fn one(mb: usize, seqs: usize, tokens: usize) {
             policy_version: Some(0),
         })
         .collect();
-    let cfg = StepConfig { adamw: AdamW::default(), micro_batch: mb, ..Default::default() };
+    let checkpointing = std::env::var("SPADE_BENCH_CHECKPOINTING").map(|v| v != "0").unwrap_or(true);
+    let cfg = StepConfig { adamw: AdamW::default(), micro_batch: mb, checkpointing, ..Default::default() };
     let m = trainer.step(&samples, &cfg, None).unwrap();
     let n = (seqs * tokens) as f64;
     println!(
         "{}",
         serde_json::json!({
-            "micro_batch": mb, "seqs": seqs, "tokens": tokens,
+            "micro_batch": mb, "seqs": seqs, "tokens": tokens, "checkpointing": checkpointing,
             "forward_s": m.time.forward, "backward_s": m.time.backward, "optimizer_s": m.time.optimizer,
             "step_s": m.time.total, "tokens_per_s": n / m.time.total,
             "optimizer_share": m.time.optimizer / m.time.total,

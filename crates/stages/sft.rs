@@ -4,8 +4,8 @@
 //! The pool (`--pool`: folders of seed `.py` environments, `envs` or `memory` tables; several
 //! grow it, e.g. with environments that passed `spade-validate` in earlier runs) and the documents
 //! (`--docs`, a `docs` table) are split by id into training and held-out parts (`--held-out`,
-//! hashed with `--seed`: an item's side never depends on the rest). Every training environment is
-//! paired with `--per-env` training documents of its skill's domains. The prompt of a pair is
+//! hashed with `--split-seed`, by default `--seed`: an item's side never depends on the rest).
+//! Every training environment is paired with `--per-env` training documents of its skill's domains. The prompt of a pair is
 //! rendered by the same function `spade-design` uses (document, skill, `--examples` memory
 //! examples drawn from the other training environments — never the target itself), and the target
 //! is the environment as one fenced Python block with its skill, setting and hint header, ending
@@ -63,6 +63,12 @@ struct Args {
     /// Write the held-out documents here (a `docs` table, for `spade-design` on unseen documents).
     #[arg(long, value_name = "FILE")]
     held_out_docs: Option<String>,
+
+    /// Seed of the split [default: --seed]. A warm-up continued from its own checkpoint with a new
+    /// `--seed` pairs fresh documents and shuffles anew, but keeps this seed so that its held-out
+    /// items stay held out.
+    #[arg(long)]
+    split_seed: Option<u64>,
 
     /// Write the split (environment and document ids of each side) here as JSON.
     #[arg(long, value_name = "FILE")]
@@ -167,7 +173,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         bail!("--docs holds no document");
     }
     let seed = args.common.seed;
-    let sp = split(&pool, &docs, seed, args.held_out);
+    let sp = split(&pool, &docs, args.split_seed.unwrap_or(seed), args.held_out);
     if sp.train_envs.is_empty() || sp.train_docs.is_empty() {
         bail!("nothing left to train on after holding out {} of {} environments and {} documents", args.held_out, pool.len(), docs.len());
     }

@@ -18,6 +18,7 @@ pub mod error;
 pub mod generate;
 pub mod load;
 pub mod model;
+mod ops;
 pub mod options;
 pub mod score;
 pub mod server;

@@ -1,8 +1,9 @@
 //! The model: config, one weight set, tokenizer and chat template, and the forward pass.
 //!
-//! The forward is built only from differentiable candle ops (RMSNorm by hand, rotary by
-//! narrow/cat, additive mask, `candle_nn::ops::softmax`, grouped-query attention by reshaping
-//! queries per KV head), so the trainer differentiates the same function that generation runs.
+//! The forward is built only from differentiable ops (rotary by narrow/cat, grouped-query
+//! attention by reshaping queries per KV head; RMSNorm and the masked attention softmax as fused
+//! CPU kernels with their own backward, `crate::ops`), so the trainer differentiates the same
+//! function that generation runs (generation swaps in candle's inference-only kernels).
 //! Generation may use a faster representation of the same weights ([`Repr::Q8_0`]: matmul
 //! weights quantised from the f32 ones); training always uses f32.
 
@@ -553,7 +554,7 @@ impl Model {
         if fused {
             Ok(candle_nn::ops::rms_norm(&x.contiguous()?, w, self.config.rms_norm_eps as f32)?)
         } else {
-            rms_norm(x, w, self.config.rms_norm_eps)
+            crate::ops::rms_norm(x, w, self.config.rms_norm_eps)
         }
     }
 
@@ -608,8 +609,8 @@ impl Model {
                 q = candle_nn::ops::rms_norm(&q.contiguous()?, qn, cfg.rms_norm_eps as f32)?;
                 k = candle_nn::ops::rms_norm(&k.contiguous()?, kn, cfg.rms_norm_eps as f32)?;
             } else {
-                q = rms_norm(&q, qn, cfg.rms_norm_eps)?;
-                k = rms_norm(&k, kn, cfg.rms_norm_eps)?;
+                q = crate::ops::rms_norm(&q, qn, cfg.rms_norm_eps)?;
+                k = crate::ops::rms_norm(&k, kn, cfg.rms_norm_eps)?;
             }
         }
         let rot = |t: Tensor| -> Result<Tensor> {
@@ -633,11 +634,15 @@ impl Model {
         // into the row dimension.
         let q = (q * scale)?.reshape((b, nkv, g * s, hd))?;
         let att = q.matmul(&k.t()?)?.reshape((b, nh, s, kv_len))?;
-        let att = match mask {
-            Some(m) => att.broadcast_add(m)?,
-            None => att,
+        let att = if fused {
+            let att = match mask {
+                Some(m) => att.broadcast_add(m)?,
+                None => att,
+            };
+            candle_nn::ops::softmax_last_dim(&att)?
+        } else {
+            crate::ops::masked_softmax(&att, mask)?
         };
-        let att = if fused { candle_nn::ops::softmax_last_dim(&att)? } else { candle_nn::ops::softmax(&att, D::Minus1)? };
         let y = att.reshape((b, nkv, g * s, kv_len))?.matmul(&v)?;
         let y = y.reshape((b, nh, s, hd))?.transpose(1, 2)?.reshape((b, s, nh * hd))?;
         let mut o = l.o.forward(&y)?;
@@ -646,12 +651,6 @@ impl Model {
         }
         Ok(o)
     }
-}
-
-/// RMSNorm over the last dimension, from differentiable ops.
-pub(crate) fn rms_norm(x: &Tensor, w: &Tensor, eps: f64) -> Result<Tensor> {
-    let ms = x.sqr()?.mean_keepdim(D::Minus1)?;
-    Ok(x.broadcast_div(&(ms + eps)?.sqrt()?)?.broadcast_mul(w)?)
 }
 
 /// Rotary embedding in the Hugging Face (rotate-half) layout. `x`: (b, heads, s, hd);

@@ -253,21 +253,32 @@ impl Model {
         picked_logprobs(&logits, &batch, t)
     }
 
+    /// [`Model::token_logprobs`] (f32, differentiable) of the `needed` tokens only (see
+    /// [`Needed`]); the others are 0 and get no gradient. The whole graph is kept for the
+    /// backward: faster than [`Model::token_logprobs_checkpointed`], for more memory.
+    pub fn token_logprobs_needed(&self, seqs: &[Vec<u32>], temperature: f32, needed: Needed) -> Result<Tensor> {
+        self.needed_logprobs(seqs, temperature, needed, true)
+    }
+
     /// [`Model::token_logprobs`] (f32) without gradient, as plain numbers (one row per sequence,
     /// padded with 0 to the longest): the same values, but the forward frees each layer's
     /// activations as it goes instead of keeping them for a backward.
     /// Only the `needed` tokens are scored (see [`Needed`]); the others are 0.
     pub fn token_logprobs_no_grad(&self, seqs: &[Vec<u32>], temperature: f32, needed: Needed) -> Result<Vec<Vec<f32>>> {
+        Ok(self.needed_logprobs(seqs, temperature, needed, false)?.to_vec2::<f32>()?)
+    }
+
+    fn needed_logprobs(&self, seqs: &[Vec<u32>], temperature: f32, needed: Needed, grad: bool) -> Result<Tensor> {
         let t = divisor(temperature)?;
         let batch = Batch::new(seqs, self.tokenizer.pad_id(), false, &self.device)?;
         let (b, s) = batch.input_ids.dims2()?;
         if s < 2 {
-            return Ok(vec![vec![0.0; s]; b]);
+            return Ok(Tensor::zeros((b, s), DType::F32, &self.device)?);
         }
         let valid = batch.attention_mask.to_vec2::<u8>()?;
-        let st = self.stack(Repr::F32, false)?;
+        let st = self.stack(Repr::F32, grad)?;
         let x = self.run_hidden(st, &batch.input_ids, &valid, None, false)?;
-        Ok(self.logprobs_from_hidden(st, &x, &batch, &valid, t, needed)?.to_vec2::<f32>()?)
+        self.logprobs_from_hidden(st, &x, &batch, &valid, t, needed)
     }
 
     /// [`Model::token_logprobs`] (f32) with an activation-checkpointed backward: see

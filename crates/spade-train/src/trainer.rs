@@ -316,7 +316,7 @@ impl Trainer {
             };
             let lp = match &checkpointed {
                 Some(c) => c.logprobs().clone(),
-                None => self.model.token_logprobs(&seqs, temp)?,
+                None => self.model.token_logprobs_needed(&seqs, temp, Some(&need))?,
             };
             let lp_vals = rows(&lp)?;
             m.time.forward += t0.elapsed().as_secs_f64();

@@ -1,0 +1,274 @@
+//! Fused CPU kernels, with their own backward, for the two elementwise-heavy pieces of the
+//! trainable forward: the attention softmax (with its additive mask) and RMSNorm.
+//!
+//! Candle's composite versions build each from 5–6 ops, and their backward from about three
+//! times as many, every one allocating and filling a full-size tensor (for the attention
+//! softmax, heads × seq × seq floats a layer). Each kernel here is one pass forward and one pass
+//! backward. Off the CPU, or in another dtype, the composite ops run instead: same math, and
+//! what the tests compare against.
+
+use candle_core::{CpuStorage, CustomOp1, CustomOp2, DType, Layout, Shape, Tensor, D};
+use rayon::prelude::*;
+
+use crate::error::Result;
+
+/// A contiguous f32 slice of a custom op's input.
+fn f32_slice<'a>(storage: &'a CpuStorage, layout: &Layout, op: &str) -> candle_core::Result<&'a [f32]> {
+    match layout.contiguous_offsets() {
+        Some((a, b)) => Ok(&storage.as_slice::<f32>()?[a..b]),
+        None => candle_core::bail!("{op}: inputs must be contiguous"),
+    }
+}
+
+fn fused(x: &Tensor) -> bool {
+    x.device().is_cpu() && x.dtype() == DType::F32
+}
+
+/// `softmax(att + mask)` over the last dimension, differentiable in `att`. `att`:
+/// `(b, heads, s, kv)`; `mask`: additive, `(b, 1, s, kv)` (shared by the heads), or none.
+pub(crate) fn masked_softmax(att: &Tensor, mask: Option<&Tensor>) -> Result<Tensor> {
+    if !fused(att) {
+        return composite_masked_softmax(att, mask);
+    }
+    let att = att.contiguous()?;
+    Ok(match mask {
+        Some(m) => {
+            let (b, _, s, kv) = att.dims4()?;
+            if m.dims() != [b, 1, s, kv] {
+                return Err(crate::Error::Invalid(format!("mask of shape {:?} for attention {:?}", m.dims(), att.dims())));
+            }
+            att.apply_op2(&m.contiguous()?, MaskedSoftmax)?
+        }
+        None => att.apply_op1(Softmax)?,
+    })
+}
+
+/// [`masked_softmax`] with candle's composite ops.
+pub(crate) fn composite_masked_softmax(att: &Tensor, mask: Option<&Tensor>) -> Result<Tensor> {
+    let att = match mask {
+        Some(m) => att.broadcast_add(m)?,
+        None => att.clone(),
+    };
+    Ok(candle_nn::ops::softmax(&att, D::Minus1)?)
+}
+
+/// Softmax of one row into `out` (f32, as candle's composite softmax).
+fn softmax_row(x: impl Iterator<Item = f32> + Clone, out: &mut [f32]) {
+    let m = x.clone().fold(f32::NEG_INFINITY, f32::max);
+    let mut sum = 0f32;
+    for (o, v) in out.iter_mut().zip(x) {
+        *o = (v - m).exp();
+        sum += *o;
+    }
+    let inv = 1.0 / sum;
+    out.iter_mut().for_each(|o| *o *= inv);
+}
+
+struct Softmax;
+
+impl CustomOp1 for Softmax {
+    fn name(&self) -> &'static str {
+        "spade-softmax"
+    }
+
+    fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
+        let n = layout.shape().dims().last().copied().unwrap_or(1).max(1);
+        let x = f32_slice(storage, layout, self.name())?;
+        let mut out = vec![0f32; x.len()];
+        out.par_chunks_mut(n).zip(x.par_chunks(n)).for_each(|(o, row)| softmax_row(row.iter().copied(), o));
+        Ok((CpuStorage::F32(out), layout.shape().clone()))
+    }
+
+    fn bwd(&self, _arg: &Tensor, res: &Tensor, grad_res: &Tensor) -> candle_core::Result<Option<Tensor>> {
+        Ok(Some(res.apply_op2_no_bwd(&grad_res.contiguous()?, &SoftmaxGrad)?))
+    }
+}
+
+/// Softmax of `att + mask`, the mask broadcast over the heads.
+struct MaskedSoftmax;
+
+impl CustomOp2 for MaskedSoftmax {
+    fn name(&self) -> &'static str {
+        "spade-masked-softmax"
+    }
+
+    fn cpu_fwd(&self, s1: &CpuStorage, l1: &Layout, s2: &CpuStorage, l2: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
+        let (_, h, s, kv) = l1.shape().dims4()?;
+        let x = f32_slice(s1, l1, self.name())?;
+        let m = f32_slice(s2, l2, self.name())?;
+        let mut out = vec![0f32; x.len()];
+        out.par_chunks_mut(kv).zip(x.par_chunks(kv)).enumerate().for_each(|(r, (o, row))| {
+            // Row r is (batch r / (h·s), query r % s); the mask has one row per (batch, query).
+            let mrow = (r / (h * s)) * s + r % s;
+            let mr = &m[mrow * kv..(mrow + 1) * kv];
+            softmax_row(row.iter().zip(mr).map(|(a, b)| a + b), o);
+        });
+        Ok((CpuStorage::F32(out), l1.shape().clone()))
+    }
+
+    fn bwd(&self, _a: &Tensor, _m: &Tensor, res: &Tensor, grad_res: &Tensor) -> candle_core::Result<(Option<Tensor>, Option<Tensor>)> {
+        Ok((Some(res.apply_op2_no_bwd(&grad_res.contiguous()?, &SoftmaxGrad)?), None))
+    }
+}
+
+/// Gradient of a softmax through its output `y`, given the output's gradient `g`:
+/// `y ⊙ (g − Σ g ⊙ y)` per row.
+struct SoftmaxGrad;
+
+impl CustomOp2 for SoftmaxGrad {
+    fn name(&self) -> &'static str {
+        "spade-softmax-grad"
+    }
+
+    fn cpu_fwd(&self, s1: &CpuStorage, l1: &Layout, s2: &CpuStorage, l2: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
+        let n = l1.shape().dims().last().copied().unwrap_or(1).max(1);
+        let y = f32_slice(s1, l1, self.name())?;
+        let g = f32_slice(s2, l2, self.name())?;
+        let mut out = vec![0f32; y.len()];
+        out.par_chunks_mut(n).zip(y.par_chunks(n).zip(g.par_chunks(n))).for_each(|(o, (y, g))| {
+            let dot: f32 = y.iter().zip(g).map(|(a, b)| a * b).sum();
+            for ((o, &y), &g) in o.iter_mut().zip(y).zip(g) {
+                *o = y * (g - dot);
+            }
+        });
+        Ok((CpuStorage::F32(out), l1.shape().clone()))
+    }
+}
+
+/// RMSNorm over the last dimension, `x / sqrt(mean(x²) + eps) ⊙ w`, differentiable in both.
+pub(crate) fn rms_norm(x: &Tensor, w: &Tensor, eps: f64) -> Result<Tensor> {
+    if !fused(x) {
+        return composite_rms_norm(x, w, eps);
+    }
+    let normed = x.contiguous()?.apply_op1(RmsNormalize { eps: eps as f32 })?;
+    Ok(normed.broadcast_mul(w)?)
+}
+
+/// [`rms_norm`] with candle's composite ops.
+pub(crate) fn composite_rms_norm(x: &Tensor, w: &Tensor, eps: f64) -> Result<Tensor> {
+    let ms = x.sqr()?.mean_keepdim(D::Minus1)?;
+    Ok(x.broadcast_div(&(ms + eps)?.sqrt()?)?.broadcast_mul(w)?)
+}
+
+/// `1 / sqrt(mean(x²) + eps)` of one row.
+fn rms_inv(row: &[f32], eps: f32) -> f32 {
+    let ms = row.iter().map(|v| v * v).sum::<f32>() / row.len() as f32;
+    1.0 / (ms + eps).sqrt()
+}
+
+/// `x / sqrt(mean(x²) + eps)` per row (the weight is applied by a plain multiply).
+struct RmsNormalize {
+    eps: f32,
+}
+
+impl CustomOp1 for RmsNormalize {
+    fn name(&self) -> &'static str {
+        "spade-rms-normalize"
+    }
+
+    fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
+        let n = layout.shape().dims().last().copied().unwrap_or(1).max(1);
+        let x = f32_slice(storage, layout, self.name())?;
+        let mut out = vec![0f32; x.len()];
+        out.par_chunks_mut(n).zip(x.par_chunks(n)).for_each(|(o, row)| {
+            let r = rms_inv(row, self.eps);
+            o.iter_mut().zip(row).for_each(|(o, &v)| *o = v * r);
+        });
+        Ok((CpuStorage::F32(out), layout.shape().clone()))
+    }
+
+    fn bwd(&self, arg: &Tensor, _res: &Tensor, grad_res: &Tensor) -> candle_core::Result<Option<Tensor>> {
+        Ok(Some(arg.apply_op2_no_bwd(&grad_res.contiguous()?, &RmsNormalizeGrad { eps: self.eps })?))
+    }
+}
+
+/// Gradient of [`RmsNormalize`] given the output's gradient `g`: with `r = 1/sqrt(mean(x²) + eps)`
+/// and `n = x·r`, `r · (g − n · mean(g ⊙ n))` per row.
+struct RmsNormalizeGrad {
+    eps: f32,
+}
+
+impl CustomOp2 for RmsNormalizeGrad {
+    fn name(&self) -> &'static str {
+        "spade-rms-normalize-grad"
+    }
+
+    fn cpu_fwd(&self, s1: &CpuStorage, l1: &Layout, s2: &CpuStorage, l2: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
+        let n = l1.shape().dims().last().copied().unwrap_or(1).max(1);
+        let x = f32_slice(s1, l1, self.name())?;
+        let g = f32_slice(s2, l2, self.name())?;
+        let mut out = vec![0f32; x.len()];
+        out.par_chunks_mut(n).zip(x.par_chunks(n).zip(g.par_chunks(n))).for_each(|(o, (x, g))| {
+            let r = rms_inv(x, self.eps);
+            let dot = x.iter().zip(g).map(|(a, b)| a * r * b).sum::<f32>() / n as f32;
+            for ((o, &x), &g) in o.iter_mut().zip(x).zip(g) {
+                *o = r * (g - x * r * dot);
+            }
+        });
+        Ok((CpuStorage::F32(out), l1.shape().clone()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use candle_core::{Device, Var};
+
+    fn vals(n: usize, k: usize) -> Vec<f32> {
+        (0..n).map(|i| ((i * k % 97) as f32 / 97.0 - 0.5) * 6.0).collect()
+    }
+
+    fn max_diff(a: &Tensor, b: &Tensor) -> f32 {
+        (a - b).unwrap().abs().unwrap().flatten_all().unwrap().max(0).unwrap().to_scalar::<f32>().unwrap()
+    }
+
+    /// Value and gradients of `Σ coef ⊙ f(x)` through the fused and the composite ops.
+    #[test]
+    fn fused_softmax_and_rms_norm_equal_the_composite_ops() {
+        let dev = Device::Cpu;
+        let (b, h, s) = (2, 3, 5);
+        let coef = Tensor::from_vec(vals(b * h * s * s, 31), (b, h, s, s), &dev).unwrap();
+        // A causal mask with one padded key in the second row, and one fully masked query.
+        let mut m = vec![0f32; b * s * s];
+        for i in 0..b {
+            for q in 0..s {
+                for k in 0..s {
+                    if k > q || (i == 1 && k == 0) {
+                        m[(i * s + q) * s + k] = -1e30;
+                    }
+                }
+            }
+        }
+        let mask = Tensor::from_vec(m, (b, 1, s, s), &dev).unwrap();
+        for mask in [Some(&mask), None] {
+            let x = Var::from_vec(vals(b * h * s * s, 7919), (b, h, s, s), &dev).unwrap();
+            let f = masked_softmax(x.as_tensor(), mask).unwrap();
+            let c = composite_masked_softmax(x.as_tensor(), mask).unwrap();
+            assert!(max_diff(&f, &c) < 1e-6, "softmax values differ by {}", max_diff(&f, &c));
+            let gf = (&f * &coef).unwrap().sum_all().unwrap().backward().unwrap();
+            let gc = (&c * &coef).unwrap().sum_all().unwrap().backward().unwrap();
+            let (a, bb) = (gf.get(x.as_tensor()).unwrap(), gc.get(x.as_tensor()).unwrap());
+            assert!(max_diff(a, bb) < 1e-6, "softmax gradients differ by {}", max_diff(a, bb));
+        }
+        // RMSNorm, on a non-contiguous input as the q/k norms see it.
+        let (rows, d) = (7, 12);
+        let x = Var::from_vec(vals(rows * d, 13), (d, rows), &dev).unwrap();
+        let w = Var::from_vec(vals(d, 5), d, &dev).unwrap();
+        let coef = Tensor::from_vec(vals(rows * d, 29), (rows, d), &dev).unwrap();
+        let xt = x.as_tensor().t().unwrap();
+        let f = rms_norm(&xt, w.as_tensor(), 1e-5).unwrap();
+        let c = composite_rms_norm(&xt, w.as_tensor(), 1e-5).unwrap();
+        assert!(max_diff(&f, &c) < 1e-5, "rms-norm values differ by {}", max_diff(&f, &c));
+        let gf = (&f * &coef).unwrap().sum_all().unwrap().backward().unwrap();
+        let gc = (&c * &coef).unwrap().sum_all().unwrap().backward().unwrap();
+        for v in [&x, &w] {
+            let (a, bb) = (gf.get(v.as_tensor()).unwrap(), gc.get(v.as_tensor()).unwrap());
+            assert!(max_diff(a, bb) < 1e-5, "rms-norm gradients differ by {}", max_diff(a, bb));
+            assert!(a.abs().unwrap().flatten_all().unwrap().max(0).unwrap().to_scalar::<f32>().unwrap() > 1e-3);
+        }
+        // A wrong mask shape is an error, not a silent broadcast.
+        let x = Tensor::zeros((b, h, s, s), DType::F32, &dev).unwrap();
+        let bad = Tensor::zeros((b, h, s, s), DType::F32, &dev).unwrap();
+        assert!(masked_softmax(&x, Some(&bad)).is_err());
+    }
+}
