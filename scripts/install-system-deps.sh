@@ -2,7 +2,7 @@
 # System packages the tests and benches need, installed only when missing (Debian/Ubuntu, as root
 # or with sudo). Listed in one place:
 #   python3-torch         the independent PyTorch implementation the GRPO loss is checked against
-#   libopenblas0-pthread  a real BLAS for that PyTorch peer in `make bench`
+#   libopenblas0-pthread  a real BLAS: the f32 linear layers run on it (crates/spade-model/src/blas.rs), and so does the PyTorch peer in `make bench`
 #   bubblewrap            an extra sandbox layer, used when present (the mandatory layers work without it)
 set -euo pipefail
 pkgs=(python3-torch libopenblas0-pthread bubblewrap)

@@ -59,6 +59,7 @@ fn one(mb: usize, seqs: usize, tokens: usize) {
         "{}",
         serde_json::json!({
             "micro_batch": mb, "seqs": seqs, "tokens": tokens, "checkpointing": checkpointing,
+            "blas": spade_model::blas::active(),
             "forward_s": m.time.forward, "backward_s": m.time.backward, "optimizer_s": m.time.optimizer,
             "step_s": m.time.total, "tokens_per_s": n / m.time.total,
             "optimizer_share": m.time.optimizer / m.time.total,

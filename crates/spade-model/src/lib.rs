@@ -11,6 +11,7 @@
 //! # Ok::<(), spade_model::Error>(())
 //! ```
 
+pub mod blas;
 pub mod chat;
 pub mod checkpoint;
 pub mod config;

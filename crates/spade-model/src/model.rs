@@ -62,7 +62,7 @@ impl Lin {
                 let dims = x.dims().to_vec();
                 let inner = dims[dims.len() - 1];
                 let rows = x.elem_count() / inner;
-                let y = x.reshape((rows, inner))?.matmul(&w.t()?)?;
+                let y = crate::ops::linear(&x.reshape((rows, inner))?, w)?;
                 let mut out = dims;
                 let last = out.len() - 1;
                 out[last] = w.dim(0)?;
@@ -570,9 +570,8 @@ impl Model {
         let a = self.attention(layer, &h, &ctx.cos, &ctx.sin, ctx.mask.as_ref(), kv, fused)?;
         let x = (x + a)?;
         let h = self.norm(&x, &layer.post_norm, fused)?;
-        let g = layer.gate.forward(&h)?.silu()?;
-        let u = layer.up.forward(&h)?;
-        Ok((&x + layer.down.forward(&(g * u)?)?)?)
+        let a = crate::ops::swiglu(&layer.gate.forward(&h)?, &layer.up.forward(&h)?)?;
+        Ok((&x + layer.down.forward(&a)?)?)
     }
 
     /// Final norm and the LM head: logits.

@@ -1,5 +1,6 @@
-//! Fused CPU kernels, with their own backward, for the two elementwise-heavy pieces of the
-//! trainable forward: the attention softmax (with its additive mask) and RMSNorm.
+//! Fused CPU kernels, with their own backward, for the elementwise-heavy pieces of the
+//! trainable forward: the attention softmax (with its additive mask), RMSNorm and the gated
+//! MLP's `silu(gate) ⊙ up`.
 //!
 //! Candle's composite versions build each from 5–6 ops, and their backward from about three
 //! times as many, every one allocating and filling a full-size tensor (for the attention
@@ -7,7 +8,7 @@
 //! backward. Off the CPU, or in another dtype, the composite ops run instead: same math, and
 //! what the tests compare against.
 
-use candle_core::{CpuStorage, CustomOp1, CustomOp2, DType, Layout, Shape, Tensor, D};
+use candle_core::{CpuStorage, CustomOp1, CustomOp2, CustomOp3, DType, Layout, Shape, Tensor, D};
 use rayon::prelude::*;
 
 use crate::error::Result;
@@ -209,6 +210,153 @@ impl CustomOp2 for RmsNormalizeGrad {
     }
 }
 
+/// `silu(gate) ⊙ up`, differentiable in both.
+pub(crate) fn swiglu(gate: &Tensor, up: &Tensor) -> Result<Tensor> {
+    if !fused(gate) {
+        return composite_swiglu(gate, up);
+    }
+    if gate.dims() != up.dims() {
+        return Err(crate::Error::Invalid(format!("gate {:?} and up {:?} differ in shape", gate.dims(), up.dims())));
+    }
+    Ok(gate.contiguous()?.apply_op2(&up.contiguous()?, SwiGlu)?)
+}
+
+/// [`swiglu`] with candle's composite ops.
+pub(crate) fn composite_swiglu(gate: &Tensor, up: &Tensor) -> Result<Tensor> {
+    Ok((gate.silu()? * up)?)
+}
+
+fn sigmoid(x: f32) -> f32 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+struct SwiGlu;
+
+impl CustomOp2 for SwiGlu {
+    fn name(&self) -> &'static str {
+        "spade-swiglu"
+    }
+
+    fn cpu_fwd(&self, s1: &CpuStorage, l1: &Layout, s2: &CpuStorage, l2: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
+        let g = f32_slice(s1, l1, self.name())?;
+        let u = f32_slice(s2, l2, self.name())?;
+        let mut out = vec![0f32; g.len()];
+        const CHUNK: usize = 1 << 14;
+        out.par_chunks_mut(CHUNK).zip(g.par_chunks(CHUNK).zip(u.par_chunks(CHUNK))).for_each(|(o, (g, u))| {
+            for ((o, &g), &u) in o.iter_mut().zip(g).zip(u) {
+                *o = g / (1.0 + (-g).exp()) * u;
+            }
+        });
+        Ok((CpuStorage::F32(out), l1.shape().clone()))
+    }
+
+    fn bwd(&self, gate: &Tensor, up: &Tensor, _res: &Tensor, grad_res: &Tensor) -> candle_core::Result<(Option<Tensor>, Option<Tensor>)> {
+        let gr = grad_res.contiguous()?;
+        let dg = gate.apply_op3_no_bwd(up, &gr, &SwiGluGrad { wrt_gate: true })?;
+        let du = gate.apply_op3_no_bwd(up, &gr, &SwiGluGrad { wrt_gate: false })?;
+        Ok((Some(dg), Some(du)))
+    }
+}
+
+/// Gradient of [`SwiGlu`] given the output's gradient `r`: with `σ = sigmoid(gate)`, for the gate
+/// `r ⊙ up ⊙ σ ⊙ (1 + gate ⊙ (1 − σ))`, for up `r ⊙ silu(gate)`.
+struct SwiGluGrad {
+    wrt_gate: bool,
+}
+
+impl CustomOp3 for SwiGluGrad {
+    fn name(&self) -> &'static str {
+        "spade-swiglu-grad"
+    }
+
+    fn cpu_fwd(
+        &self,
+        s1: &CpuStorage,
+        l1: &Layout,
+        s2: &CpuStorage,
+        l2: &Layout,
+        s3: &CpuStorage,
+        l3: &Layout,
+    ) -> candle_core::Result<(CpuStorage, Shape)> {
+        let g = f32_slice(s1, l1, self.name())?;
+        let u = f32_slice(s2, l2, self.name())?;
+        let r = f32_slice(s3, l3, self.name())?;
+        let mut out = vec![0f32; g.len()];
+        const CHUNK: usize = 1 << 14;
+        let wrt_gate = self.wrt_gate;
+        out.par_chunks_mut(CHUNK).zip(g.par_chunks(CHUNK).zip(u.par_chunks(CHUNK)).zip(r.par_chunks(CHUNK))).for_each(
+            |(o, ((g, u), r))| {
+                for (((o, &g), &u), &r) in o.iter_mut().zip(g).zip(u).zip(r) {
+                    let s = sigmoid(g);
+                    *o = if wrt_gate { r * u * s * (1.0 + g * (1.0 - s)) } else { r * g * s };
+                }
+            },
+        );
+        Ok((CpuStorage::F32(out), l1.shape().clone()))
+    }
+}
+
+/// `x · wᵀ` for `x` `(rows, in)` and `w` `(out, in)`, differentiable in both: through the system
+/// BLAS ([`crate::blas`]) on the CPU in f32 when one is loaded, else candle's matmul.
+pub(crate) fn linear(x: &Tensor, w: &Tensor) -> Result<Tensor> {
+    if fused(x) && w.dtype() == DType::F32 && crate::blas::blas().is_some() {
+        let (_, k) = x.dims2()?;
+        if w.dim(1)? != k {
+            return Err(crate::Error::Invalid(format!("linear: input {:?} against weight {:?}", x.dims(), w.dims())));
+        }
+        return Ok(x.contiguous()?.apply_op2(&w.contiguous()?, Linear)?);
+    }
+    Ok(x.matmul(&w.t()?)?)
+}
+
+/// `x · wᵀ` on the BLAS; backward `dx = g · w`, `dw = gᵀ · x`, also on the BLAS.
+struct Linear;
+
+impl CustomOp2 for Linear {
+    fn name(&self) -> &'static str {
+        "spade-linear"
+    }
+
+    fn cpu_fwd(&self, s1: &CpuStorage, l1: &Layout, s2: &CpuStorage, l2: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
+        Gemm { ta: false, tb: true }.cpu_fwd(s1, l1, s2, l2)
+    }
+
+    fn bwd(&self, x: &Tensor, w: &Tensor, _res: &Tensor, grad_res: &Tensor) -> candle_core::Result<(Option<Tensor>, Option<Tensor>)> {
+        let g = grad_res.contiguous()?;
+        let dx = if x.track_op() || x.is_variable() { Some(g.apply_op2_no_bwd(w, &Gemm { ta: false, tb: false })?) } else { None };
+        let dw = if w.track_op() || w.is_variable() { Some(g.apply_op2_no_bwd(x, &Gemm { ta: true, tb: false })?) } else { None };
+        Ok((dx, dw))
+    }
+}
+
+/// `op(a) · op(b)` on the BLAS (see [`crate::blas::Blas::sgemm`]), no backward.
+struct Gemm {
+    ta: bool,
+    tb: bool,
+}
+
+impl CustomOp2 for Gemm {
+    fn name(&self) -> &'static str {
+        "spade-gemm"
+    }
+
+    fn cpu_fwd(&self, s1: &CpuStorage, l1: &Layout, s2: &CpuStorage, l2: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
+        let Some(blas) = crate::blas::blas() else { candle_core::bail!("spade-gemm: no BLAS loaded") };
+        let a = f32_slice(s1, l1, self.name())?;
+        let b = f32_slice(s2, l2, self.name())?;
+        let (ar, ac) = l1.shape().dims2()?;
+        let (br, bc) = l2.shape().dims2()?;
+        let (m, k) = if self.ta { (ac, ar) } else { (ar, ac) };
+        let (k2, n) = if self.tb { (bc, br) } else { (br, bc) };
+        if k != k2 {
+            candle_core::bail!("spade-gemm: inner dimensions {k} and {k2} differ");
+        }
+        let mut c = vec![0f32; m * n];
+        blas.sgemm(self.ta, self.tb, m, n, k, a, b, &mut c);
+        Ok((CpuStorage::F32(c), Shape::from((m, n))))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -224,7 +372,7 @@ mod tests {
 
     /// Value and gradients of `Σ coef ⊙ f(x)` through the fused and the composite ops.
     #[test]
-    fn fused_softmax_and_rms_norm_equal_the_composite_ops() {
+    fn fused_kernels_equal_the_composite_ops() {
         let dev = Device::Cpu;
         let (b, h, s) = (2, 3, 5);
         let coef = Tensor::from_vec(vals(b * h * s * s, 31), (b, h, s, s), &dev).unwrap();
@@ -265,6 +413,36 @@ mod tests {
             let (a, bb) = (gf.get(v.as_tensor()).unwrap(), gc.get(v.as_tensor()).unwrap());
             assert!(max_diff(a, bb) < 1e-5, "rms-norm gradients differ by {}", max_diff(a, bb));
             assert!(a.abs().unwrap().flatten_all().unwrap().max(0).unwrap().to_scalar::<f32>().unwrap() > 1e-3);
+        }
+        // silu(gate) ⊙ up.
+        let g = Var::from_vec(vals(rows * d, 17), (rows, d), &dev).unwrap();
+        let u = Var::from_vec(vals(rows * d, 23), (rows, d), &dev).unwrap();
+        let f = swiglu(g.as_tensor(), u.as_tensor()).unwrap();
+        let c = composite_swiglu(g.as_tensor(), u.as_tensor()).unwrap();
+        assert!(max_diff(&f, &c) < 1e-6, "swiglu values differ by {}", max_diff(&f, &c));
+        let gf = (&f * &coef).unwrap().sum_all().unwrap().backward().unwrap();
+        let gc = (&c * &coef).unwrap().sum_all().unwrap().backward().unwrap();
+        for v in [&g, &u] {
+            let (a, bb) = (gf.get(v.as_tensor()).unwrap(), gc.get(v.as_tensor()).unwrap());
+            assert!(max_diff(a, bb) < 1e-5, "swiglu gradients differ by {}", max_diff(a, bb));
+        }
+        assert!(swiglu(g.as_tensor(), w.as_tensor()).is_err());
+        // x · wᵀ (through the BLAS when one loads here; the composite matmul otherwise).
+        let w2 = Var::from_vec(vals(5 * d, 41), (5, d), &dev).unwrap();
+        let coef2 = Tensor::from_vec(vals(rows * 5, 43), (rows, 5), &dev).unwrap();
+        let f = linear(&xt, w2.as_tensor()).unwrap();
+        let c = xt.matmul(&w2.as_tensor().t().unwrap()).unwrap();
+        assert!(max_diff(&f, &c) < 1e-5, "linear values differ by {}", max_diff(&f, &c));
+        let gf = (&f * &coef2).unwrap().sum_all().unwrap().backward().unwrap();
+        let gc = (&c * &coef2).unwrap().sum_all().unwrap().backward().unwrap();
+        for v in [&x, &w2] {
+            let (a, bb) = (gf.get(v.as_tensor()).unwrap(), gc.get(v.as_tensor()).unwrap());
+            assert!(max_diff(a, bb) < 1e-5, "linear gradients differ by {}", max_diff(a, bb));
+        }
+        assert!(linear(&xt, &Tensor::zeros((5, d + 1), DType::F32, &dev).unwrap()).is_err());
+        // Where Debian's OpenBLAS is installed (as `make test` installs it), the BLAS path ran.
+        if std::env::var(crate::blas::BLAS_ENV).is_err() && std::path::Path::new("/usr/lib/x86_64-linux-gnu/libopenblas.so.0").exists() {
+            assert!(crate::blas::active().is_some(), "OpenBLAS is installed but did not load");
         }
         // A wrong mask shape is an error, not a silent broadcast.
         let x = Tensor::zeros((b, h, s, s), DType::F32, &dev).unwrap();
