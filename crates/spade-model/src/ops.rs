@@ -296,10 +296,15 @@ impl CustomOp3 for SwiGluGrad {
     }
 }
 
+/// Fewer rows than this stay on candle's matmul: a BLAS GEMM packs the whole weight on every call,
+/// which a single-row decode step cannot amortise (f32 decode at one thread: 9 tokens/s through
+/// OpenBLAS, 16 through candle; at batch 8 both gave 55).
+const BLAS_MIN_ROWS: usize = 16;
+
 /// `x · wᵀ` for `x` `(rows, in)` and `w` `(out, in)`, differentiable in both: through the system
 /// BLAS ([`crate::blas`]) on the CPU in f32 when one is loaded, else candle's matmul.
 pub(crate) fn linear(x: &Tensor, w: &Tensor) -> Result<Tensor> {
-    if fused(x) && w.dtype() == DType::F32 && crate::blas::blas().is_some() {
+    if fused(x) && w.dtype() == DType::F32 && x.dim(0)? >= BLAS_MIN_ROWS && crate::blas::blas().is_some() {
         let (_, k) = x.dims2()?;
         if w.dim(1)? != k {
             return Err(crate::Error::Invalid(format!("linear: input {:?} against weight {:?}", x.dims(), w.dims())));
@@ -428,8 +433,11 @@ mod tests {
         }
         assert!(swiglu(g.as_tensor(), w.as_tensor()).is_err());
         // x · wᵀ (through the BLAS when one loads here; the composite matmul otherwise).
+        let n = BLAS_MIN_ROWS + 3;
+        let x = Var::from_vec(vals(d * n, 37), (d, n), &dev).unwrap();
+        let xt = x.as_tensor().t().unwrap();
         let w2 = Var::from_vec(vals(5 * d, 41), (5, d), &dev).unwrap();
-        let coef2 = Tensor::from_vec(vals(rows * 5, 43), (rows, 5), &dev).unwrap();
+        let coef2 = Tensor::from_vec(vals(n * 5, 43), (n, 5), &dev).unwrap();
         let f = linear(&xt, w2.as_tensor()).unwrap();
         let c = xt.matmul(&w2.as_tensor().t().unwrap()).unwrap();
         assert!(max_diff(&f, &c) < 1e-5, "linear values differ by {}", max_diff(&f, &c));
