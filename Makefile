@@ -236,10 +236,18 @@ report: venv
 WARM ?= $(RUNS)/warmstart
 WARM_POOL ?=
 # Prompts without memory examples (--examples 0: the format is learnt, and sequences are ~900 tokens
-# shorter, which is most of the warm-up's time on a CPU); the check designs with the same prompts.
+# shorter, which is most of the warm-up's time on a CPU); the check designs with the same prompts, and
+# leaves room for the longest seed environments (~1,400 tokens; 1,024 cut a third of the warm samples).
 SFT_FLAGS ?= --epochs 1 --per-env 2 --batch 2 --lr 5e-5 --examples 0 --max-new-tokens 1024
-WARM_DESIGN_FLAGS ?= --max-new-tokens 1024 --examples 0 --temperature 0.7
+WARM_DESIGN_FLAGS ?= --max-new-tokens 1536 --examples 0 --temperature 0.7
 SPADE_SFT ?= $(BIN)/spade-sft
+# The warm-up's seed (pairs, order and, unless SFT_FLAGS has --split-seed, the split). A second warm-up
+# continued from the first (fresh documents, the same held-out split; the check still against the base):
+#   make warmstart-check MODEL=runs/warmstart/checkpoint WARM=runs/warmstart2 WARM_SEED=1 \
+#     WARM_BASE=models/smollm2-135m-instruct/SmolLM2-135M-Instruct.Q4_1.gguf SFT_FLAGS='... --split-seed 0'
+WARM_SEED ?= $(SEED)
+# The model the check compares the warm-started one with.
+WARM_BASE ?= $(MODEL)
 
 $(WARM)/docs.parquet: | $(BUILD_DEP)
 	mkdir -p $(WARM)
@@ -248,7 +256,7 @@ $(WARM)/docs.parquet: | $(BUILD_DEP)
 $(WARM)/checkpoint/trainer_state.json: $(WARM)/docs.parquet
 	$(SPADE_SFT) --model $(MODEL) --pool $(SEEDS) $(WARM_POOL) --docs $< -o $(WARM)/checkpoint \
 	  --held-out-docs $(WARM)/heldout-docs.parquet --split $(WARM)/split.json $(SFT_FLAGS) \
-	  --threads $(THREADS) --device $(DEVICE) --seed $(SEED) --metrics $(WARM)/metrics.jsonl
+	  --threads $(THREADS) --device $(DEVICE) --seed $(WARM_SEED) --metrics $(WARM)/metrics.jsonl
 
 warmstart: $(BUILD_DEP) venv $(MODEL_DEP)
 	$(MAKE) --no-print-directory $(WARM)/checkpoint/trainer_state.json NO_BUILD=1
@@ -276,7 +284,7 @@ $(WARM)/check-$(1)/eval.parquet: $(WARM)/checkpoint/trainer_state.json
 	$(EVAL) --model $(2) --suite $(WARM_EVAL_SUITES) --n $(WARM_EVAL_N) -o $$@ --threads $(THREADS) --device $(DEVICE) \
 	  $(WARM_EVAL_FLAGS) --seed $(SEED) --metrics $(WARM)/metrics.jsonl
 endef
-$(eval $(call WARM_CHECK,base,$(MODEL)))
+$(eval $(call WARM_CHECK,base,$(WARM_BASE)))
 $(eval $(call WARM_CHECK,warm,$(WARM)/checkpoint))
 
 warmstart-check: $(BUILD_DEP) venv $(MODEL_DEP)
