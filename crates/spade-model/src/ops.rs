@@ -14,15 +14,46 @@ use rayon::prelude::*;
 use crate::error::Result;
 
 /// A contiguous f32 slice of a custom op's input.
-fn f32_slice<'a>(storage: &'a CpuStorage, layout: &Layout, op: &str) -> candle_core::Result<&'a [f32]> {
+pub(crate) fn f32_slice<'a>(storage: &'a CpuStorage, layout: &Layout, op: &str) -> candle_core::Result<&'a [f32]> {
     match layout.contiguous_offsets() {
         Some((a, b)) => Ok(&storage.as_slice::<f32>()?[a..b]),
         None => candle_core::bail!("{op}: inputs must be contiguous"),
     }
 }
 
-fn fused(x: &Tensor) -> bool {
+/// Whether the fused CPU kernels apply to `x` (on the CPU, in f32).
+pub(crate) fn fused(x: &Tensor) -> bool {
     x.device().is_cpu() && x.dtype() == DType::F32
+}
+
+/// A new tensor of the input's shape, each row (last dimension) written in parallel by
+/// `f(row index, input row, output row)`.
+fn map_rows(
+    storage: &CpuStorage,
+    layout: &Layout,
+    op: &str,
+    f: impl Fn(usize, &[f32], &mut [f32]) + Sync,
+) -> candle_core::Result<(CpuStorage, Shape)> {
+    let n = layout.shape().dims().last().copied().unwrap_or(1).max(1);
+    let x = f32_slice(storage, layout, op)?;
+    let mut out = vec![0f32; x.len()];
+    out.par_chunks_mut(n).zip(x.par_chunks(n)).enumerate().for_each(|(r, (o, row))| f(r, row, o));
+    Ok((CpuStorage::F32(out), layout.shape().clone()))
+}
+
+/// [`map_rows`] over two inputs of the same shape: `f(row of the first, row of the second, output row)`.
+fn map_rows2(
+    (s1, l1): (&CpuStorage, &Layout),
+    (s2, l2): (&CpuStorage, &Layout),
+    op: &str,
+    f: impl Fn(&[f32], &[f32], &mut [f32]) + Sync,
+) -> candle_core::Result<(CpuStorage, Shape)> {
+    let n = l1.shape().dims().last().copied().unwrap_or(1).max(1);
+    let a = f32_slice(s1, l1, op)?;
+    let b = f32_slice(s2, l2, op)?;
+    let mut out = vec![0f32; a.len()];
+    out.par_chunks_mut(n).zip(a.par_chunks(n).zip(b.par_chunks(n))).for_each(|(o, (a, b))| f(a, b, o));
+    Ok((CpuStorage::F32(out), l1.shape().clone()))
 }
 
 /// `softmax(att + mask)` over the last dimension, differentiable in `att`. `att`:
@@ -73,11 +104,7 @@ impl CustomOp1 for Softmax {
     }
 
     fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
-        let n = layout.shape().dims().last().copied().unwrap_or(1).max(1);
-        let x = f32_slice(storage, layout, self.name())?;
-        let mut out = vec![0f32; x.len()];
-        out.par_chunks_mut(n).zip(x.par_chunks(n)).for_each(|(o, row)| softmax_row(row.iter().copied(), o));
-        Ok((CpuStorage::F32(out), layout.shape().clone()))
+        map_rows(storage, layout, self.name(), |_, row, o| softmax_row(row.iter().copied(), o))
     }
 
     fn bwd(&self, _arg: &Tensor, res: &Tensor, grad_res: &Tensor) -> candle_core::Result<Option<Tensor>> {
@@ -95,16 +122,13 @@ impl CustomOp2 for MaskedSoftmax {
 
     fn cpu_fwd(&self, s1: &CpuStorage, l1: &Layout, s2: &CpuStorage, l2: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
         let (_, h, s, kv) = l1.shape().dims4()?;
-        let x = f32_slice(s1, l1, self.name())?;
         let m = f32_slice(s2, l2, self.name())?;
-        let mut out = vec![0f32; x.len()];
-        out.par_chunks_mut(kv).zip(x.par_chunks(kv)).enumerate().for_each(|(r, (o, row))| {
+        map_rows(s1, l1, self.name(), |r, row, o| {
             // Row r is (batch r / (h·s), query r % s); the mask has one row per (batch, query).
             let mrow = (r / (h * s)) * s + r % s;
             let mr = &m[mrow * kv..(mrow + 1) * kv];
             softmax_row(row.iter().zip(mr).map(|(a, b)| a + b), o);
-        });
-        Ok((CpuStorage::F32(out), l1.shape().clone()))
+        })
     }
 
     fn bwd(&self, _a: &Tensor, _m: &Tensor, res: &Tensor, grad_res: &Tensor) -> candle_core::Result<(Option<Tensor>, Option<Tensor>)> {
@@ -122,17 +146,12 @@ impl CustomOp2 for SoftmaxGrad {
     }
 
     fn cpu_fwd(&self, s1: &CpuStorage, l1: &Layout, s2: &CpuStorage, l2: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
-        let n = l1.shape().dims().last().copied().unwrap_or(1).max(1);
-        let y = f32_slice(s1, l1, self.name())?;
-        let g = f32_slice(s2, l2, self.name())?;
-        let mut out = vec![0f32; y.len()];
-        out.par_chunks_mut(n).zip(y.par_chunks(n).zip(g.par_chunks(n))).for_each(|(o, (y, g))| {
+        map_rows2((s1, l1), (s2, l2), self.name(), |y, g, o| {
             let dot: f32 = y.iter().zip(g).map(|(a, b)| a * b).sum();
             for ((o, &y), &g) in o.iter_mut().zip(y).zip(g) {
                 *o = y * (g - dot);
             }
-        });
-        Ok((CpuStorage::F32(out), l1.shape().clone()))
+        })
     }
 }
 
@@ -168,14 +187,10 @@ impl CustomOp1 for RmsNormalize {
     }
 
     fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
-        let n = layout.shape().dims().last().copied().unwrap_or(1).max(1);
-        let x = f32_slice(storage, layout, self.name())?;
-        let mut out = vec![0f32; x.len()];
-        out.par_chunks_mut(n).zip(x.par_chunks(n)).for_each(|(o, row)| {
+        map_rows(storage, layout, self.name(), |_, row, o| {
             let r = rms_inv(row, self.eps);
             o.iter_mut().zip(row).for_each(|(o, &v)| *o = v * r);
-        });
-        Ok((CpuStorage::F32(out), layout.shape().clone()))
+        })
     }
 
     fn bwd(&self, arg: &Tensor, _res: &Tensor, grad_res: &Tensor) -> candle_core::Result<Option<Tensor>> {
@@ -195,18 +210,13 @@ impl CustomOp2 for RmsNormalizeGrad {
     }
 
     fn cpu_fwd(&self, s1: &CpuStorage, l1: &Layout, s2: &CpuStorage, l2: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
-        let n = l1.shape().dims().last().copied().unwrap_or(1).max(1);
-        let x = f32_slice(s1, l1, self.name())?;
-        let g = f32_slice(s2, l2, self.name())?;
-        let mut out = vec![0f32; x.len()];
-        out.par_chunks_mut(n).zip(x.par_chunks(n).zip(g.par_chunks(n))).for_each(|(o, (x, g))| {
+        map_rows2((s1, l1), (s2, l2), self.name(), |x, g, o| {
             let r = rms_inv(x, self.eps);
-            let dot = x.iter().zip(g).map(|(a, b)| a * r * b).sum::<f32>() / n as f32;
+            let dot = x.iter().zip(g).map(|(a, b)| a * r * b).sum::<f32>() / x.len() as f32;
             for ((o, &x), &g) in o.iter_mut().zip(x).zip(g) {
                 *o = r * (g - x * r * dot);
             }
-        });
-        Ok((CpuStorage::F32(out), l1.shape().clone()))
+        })
     }
 }
 
@@ -305,10 +315,7 @@ const BLAS_MIN_ROWS: usize = 16;
 /// BLAS ([`crate::blas`]) on the CPU in f32 when one is loaded, else candle's matmul.
 pub(crate) fn linear(x: &Tensor, w: &Tensor) -> Result<Tensor> {
     if fused(x) && w.dtype() == DType::F32 && x.dim(0)? >= BLAS_MIN_ROWS && crate::blas::blas().is_some() {
-        let (_, k) = x.dims2()?;
-        if w.dim(1)? != k {
-            return Err(crate::Error::Invalid(format!("linear: input {:?} against weight {:?}", x.dims(), w.dims())));
-        }
+        // `Gemm` checks the shapes.
         return Ok(x.contiguous()?.apply_op2(&w.contiguous()?, Linear)?);
     }
     Ok(x.matmul(&w.t()?)?)
@@ -328,8 +335,9 @@ impl CustomOp2 for Linear {
 
     fn bwd(&self, x: &Tensor, w: &Tensor, _res: &Tensor, grad_res: &Tensor) -> candle_core::Result<(Option<Tensor>, Option<Tensor>)> {
         let g = grad_res.contiguous()?;
-        let dx = if x.track_op() || x.is_variable() { Some(g.apply_op2_no_bwd(w, &Gemm { ta: false, tb: false })?) } else { None };
-        let dw = if w.track_op() || w.is_variable() { Some(g.apply_op2_no_bwd(x, &Gemm { ta: true, tb: false })?) } else { None };
+        // `track_op`: a variable, or computed from one.
+        let dx = if x.track_op() { Some(g.apply_op2_no_bwd(w, &Gemm { ta: false, tb: false })?) } else { None };
+        let dw = if w.track_op() { Some(g.apply_op2_no_bwd(x, &Gemm { ta: true, tb: false })?) } else { None };
         Ok((dx, dw))
     }
 }

@@ -7,6 +7,7 @@ use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::model::{Batch, Ctx, Model, Repr, Stack};
+use crate::ops::f32_slice;
 
 /// Temperature as the divisor of the logits (T = 0 scores greedy decoding at T = 1).
 fn divisor(temperature: f32) -> Result<f64> {
@@ -41,7 +42,7 @@ fn target_logprobs(z: &Tensor, targets: Vec<u32>, t: f64) -> Result<Tensor> {
     if let Some(bad) = targets.iter().find(|&&x| x as usize >= v) {
         return Err(Error::Invalid(format!("token {bad} outside the vocabulary of {v}")));
     }
-    if z.device().is_cpu() && z.dtype() == DType::F32 {
+    if crate::ops::fused(z) {
         let op = TargetLogprob { targets: std::sync::Arc::new(targets), t: t as f32 };
         return Ok(z.contiguous()?.apply_op1(op)?);
     }
@@ -77,14 +78,6 @@ fn row_lse(row: &[f32], t: f32) -> (f32, f32) {
     (m, sum.ln() as f32)
 }
 
-/// A contiguous f32 slice of a custom op's input.
-fn f32_slice<'a>(storage: &'a CpuStorage, layout: &Layout, what: &str) -> candle_core::Result<&'a [f32]> {
-    match layout.contiguous_offsets() {
-        Some((a, b)) => Ok(&storage.as_slice::<f32>()?[a..b]),
-        None => candle_core::bail!("target-logprob: {what} must be contiguous"),
-    }
-}
-
 impl CustomOp1 for TargetLogprob {
     fn name(&self) -> &'static str {
         "target-logprob"
@@ -92,7 +85,7 @@ impl CustomOp1 for TargetLogprob {
 
     fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
         let (n, v) = layout.shape().dims2()?;
-        let z = f32_slice(storage, layout, "logits")?;
+        let z = f32_slice(storage, layout, self.name())?;
         let t = self.t;
         let out: Vec<f32> = z
             .par_chunks(v)
@@ -125,8 +118,8 @@ impl CustomOp2 for TargetLogprobGrad {
 
     fn cpu_fwd(&self, s1: &CpuStorage, l1: &Layout, s2: &CpuStorage, l2: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
         let (n, v) = l1.shape().dims2()?;
-        let z = f32_slice(s1, l1, "logits")?;
-        let g = f32_slice(s2, l2, "gradient")?;
+        let z = f32_slice(s1, l1, self.name())?;
+        let g = f32_slice(s2, l2, self.name())?;
         let t = self.t;
         let mut out = vec![0f32; n * v];
         out.par_chunks_mut(v).zip(z.par_chunks(v)).zip(self.targets.par_iter()).zip(g.par_iter()).for_each(
