@@ -256,6 +256,7 @@ fn loss_and_gradients_agree_with_pytorch_over_mini_batches_with_clipping() {
             mini_batches: 2,
             // the plain backward, checked against PyTorch as the checkpointed one is above
             checkpointing: false,
+            keep_activations_mib: 0,
             supervised: false,
         };
         agree(cfg, false);
@@ -500,25 +501,39 @@ fn one_step_on_the_default_model_moves_log_probs_the_right_way() {
     assert!(b1 < b0, "negative advantage: {b0} → {b1}");
 }
 
+/// The blockwise backward (the written-out blocks, with kept activations and with every block
+/// recomputed; candle's autograd block by block for Qwen3's q/k norms) against candle's autograd
+/// over the whole graph, on padded micro-batches, for each layout.
 #[test]
 fn checkpointed_backward_gives_the_plain_gradients() {
-    let d = tmp();
-    let model = tiny(&d.path().join("model"), 13);
-    let (r, c, s) = write_batch(d.path(), &model, 6);
-    let samples = samples_of(&r, &c, &s, &AdvantageConfig::default());
-    let trainer = Trainer::open(&model, &Device::Cpu).unwrap();
-    let plain = StepConfig { micro_batch: 3, checkpointing: false, ..Default::default() };
-    let ck = StepConfig { checkpointing: true, ..plain };
-    let (la, ga, _) = trainer.loss_and_gradients(&samples, &plain, None).unwrap();
-    let (lb, gb, _) = trainer.loss_and_gradients(&samples, &ck, None).unwrap();
-    assert!((la - lb).abs() <= 1e-9 * la.abs().max(1e-6), "loss {la} vs {lb}");
-    let mut worst = 0f64;
-    for (k, a) in &ga {
-        let b = &gb[k];
-        let norm = a.iter().map(|x| (*x as f64).powi(2)).sum::<f64>().sqrt().max(1e-12);
-        let diff = a.iter().zip(b).map(|(x, y)| ((*x - *y) as f64).powi(2)).sum::<f64>().sqrt();
-        worst = worst.max(diff / norm);
+    use spade_model::Family;
+    for family in [Family::Llama, Family::Qwen2, Family::Qwen3] {
+        let d = tmp();
+        let model = d.path().join("model");
+        write_tiny_model(&model, 13, TinySpec { family, ..TinySpec::default() }).unwrap();
+        let (r, c, s) = write_batch(d.path(), &model, 6);
+        let samples = samples_of(&r, &c, &s, &AdvantageConfig::default());
+        let trainer = Trainer::open(&model, &Device::Cpu).unwrap();
+        let plain = StepConfig { micro_batch: 3, checkpointing: false, ..Default::default() };
+        let (la, ga, _) = trainer.loss_and_gradients(&samples, &plain, None).unwrap();
+        assert!(ga.values().any(|g| g.iter().any(|x| *x != 0.0)), "a gradient at all");
+        if family == Family::Qwen2 {
+            assert!(ga.keys().any(|k| k.ends_with("q_proj.bias")), "Qwen2 has biases");
+        }
+        for keep in [spade_train::trainer::KEEP_ACTIVATIONS_MIB, 0] {
+            let ck = StepConfig { checkpointing: true, keep_activations_mib: keep, ..plain };
+            let (lb, gb, _) = trainer.loss_and_gradients(&samples, &ck, None).unwrap();
+            assert!((la - lb).abs() <= 1e-6 * la.abs().max(1e-6), "{family:?}, keep {keep}: loss {la} vs {lb}");
+            let mut worst = (0f64, String::new());
+            for (k, a) in &ga {
+                let b = &gb[k];
+                let norm = a.iter().map(|x| (*x as f64).powi(2)).sum::<f64>().sqrt().max(1e-12);
+                let diff = a.iter().zip(b).map(|(x, y)| ((*x - *y) as f64).powi(2)).sum::<f64>().sqrt();
+                if diff / norm > worst.0 {
+                    worst = (diff / norm, k.clone());
+                }
+            }
+            assert!(worst.0 < 1e-5, "{family:?}, keep {keep}: worst relative gradient difference {worst:?}");
+        }
     }
-    assert!(ga.values().any(|g| g.iter().any(|x| *x != 0.0)), "a gradient at all");
-    assert!(worst < 1e-5, "worst relative gradient difference {worst}");
 }

@@ -121,6 +121,11 @@ struct Args {
     #[arg(long)]
     no_checkpointing: bool,
 
+    /// With checkpointing: MiB of block activations a micro-batch may keep, so those blocks' backward
+    /// skips the recomputation (the default keeps all 30 blocks of the default model at 1 × 512 tokens; 0: recompute all).
+    #[arg(long, default_value_t = spade_train::trainer::KEEP_ACTIVATIONS_MIB, value_name = "MIB")]
+    keep_activations: usize,
+
     /// Designer advantage groups: skill (the reference) or doc.
     #[arg(long, default_value = "skill", value_name = "KEY")]
     designer_group: DesignerGroup,
@@ -205,6 +210,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         micro_batch: args.micro_batch,
         mini_batches: args.mini_batches,
         checkpointing: !args.no_checkpointing,
+        keep_activations_mib: args.keep_activations,
         supervised: false,
     };
     let start_step = trainer.state.step;

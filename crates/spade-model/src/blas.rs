@@ -73,12 +73,28 @@ impl Blas {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn sgemm(&self, ta: bool, tb: bool, m: usize, n: usize, k: usize, a: &[f32], b: &[f32], c: &mut [f32]) {
         assert!(a.len() == m * k && b.len() == k * n && c.len() == m * n, "sgemm: slice lengths do not match the shape");
-        assert!(m.max(n).max(k) <= i32::MAX as usize, "sgemm: dimension too large");
         let lda = if ta { m } else { k };
         let ldb = if tb { k } else { n };
+        self.sgemm_strided((ta, tb), (m, n, k), 1.0, (a, lda), (b, ldb), 0.0, (c, n));
+    }
+
+    /// `c = alpha · op(a) · op(b) + beta · c` with leading dimensions (see
+    /// [`crate::blocks::gemm`], which checks the bounds).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn sgemm_strided(
+        &self,
+        (ta, tb): (bool, bool),
+        (m, n, k): (usize, usize, usize),
+        alpha: f32,
+        (a, lda): (&[f32], usize),
+        (b, ldb): (&[f32], usize),
+        beta: f32,
+        (c, ldc): (&mut [f32], usize),
+    ) {
+        assert!(m.max(n).max(k).max(lda).max(ldb).max(ldc) <= i32::MAX as usize, "sgemm: dimension too large");
         let t = |x: bool| if x { TRANS } else { NO_TRANS };
-        // SAFETY: the slices hold exactly the matrices the dimensions and leading dimensions
-        // describe (checked above); beta = 0, so c is only written.
+        // SAFETY: the callers check that the slices hold every element the dimensions and
+        // leading dimensions reach.
         unsafe {
             (self.sgemm)(
                 ROW_MAJOR,
@@ -87,14 +103,14 @@ impl Blas {
                 m as i32,
                 n as i32,
                 k as i32,
-                1.0,
+                alpha,
                 a.as_ptr(),
                 lda.max(1) as i32,
                 b.as_ptr(),
                 ldb.max(1) as i32,
-                0.0,
+                beta,
                 c.as_mut_ptr(),
-                n.max(1) as i32,
+                ldc.max(1) as i32,
             )
         }
     }

@@ -88,21 +88,21 @@ impl Lin {
 
 #[derive(Clone)]
 pub(crate) struct Layer {
-    in_norm: Tensor,
-    q: Lin,
-    k: Lin,
-    v: Lin,
-    o: Lin,
-    q_b: Option<Tensor>,
-    k_b: Option<Tensor>,
-    v_b: Option<Tensor>,
-    o_b: Option<Tensor>,
-    q_norm: Option<Tensor>,
-    k_norm: Option<Tensor>,
-    post_norm: Tensor,
-    gate: Lin,
-    up: Lin,
-    down: Lin,
+    pub(crate) in_norm: Tensor,
+    pub(crate) q: Lin,
+    pub(crate) k: Lin,
+    pub(crate) v: Lin,
+    pub(crate) o: Lin,
+    pub(crate) q_b: Option<Tensor>,
+    pub(crate) k_b: Option<Tensor>,
+    pub(crate) v_b: Option<Tensor>,
+    pub(crate) o_b: Option<Tensor>,
+    pub(crate) q_norm: Option<Tensor>,
+    pub(crate) k_norm: Option<Tensor>,
+    pub(crate) post_norm: Tensor,
+    pub(crate) gate: Lin,
+    pub(crate) up: Lin,
+    pub(crate) down: Lin,
 }
 
 /// The layers in one representation.
@@ -115,10 +115,10 @@ pub(crate) struct Ctx {
 
 #[derive(Clone)]
 pub(crate) struct Stack {
-    embed: Tensor,
+    pub(crate) embed: Tensor,
     pub(crate) layers: Vec<Layer>,
-    norm: Tensor,
-    head: Lin,
+    pub(crate) norm: Tensor,
+    pub(crate) head: Lin,
 }
 
 impl Stack {

@@ -1,13 +1,17 @@
 //! Scoring: log-probs of given tokens under the current weights at a temperature — the
 //! trainer's primitive (differentiable), plus plain-vector conveniences.
 
+use std::collections::BTreeMap;
+
 use candle_core::backprop::GradStore;
 use candle_core::{CpuStorage, CustomOp1, CustomOp2, DType, Layout, Shape, Tensor, Var, D};
 use rayon::prelude::*;
 
+use crate::blocks;
 use crate::error::{Error, Result};
-use crate::model::{Batch, Ctx, Model, Repr, Stack};
+use crate::model::{Batch, Ctx, Lin, Model, Repr, Stack};
 use crate::ops::f32_slice;
+use crate::weights::layer_name;
 
 /// Temperature as the divisor of the logits (T = 0 scores greedy decoding at T = 1).
 fn divisor(temperature: f32) -> Result<f64> {
@@ -69,7 +73,7 @@ struct TargetLogprob {
 
 /// `(max(row), ln Σ exp((row − max) / t))`: the sum is accumulated in f64, as generation does, so
 /// scored log-probs equal the sampled ones to float rounding.
-fn row_lse(row: &[f32], t: f32) -> (f32, f32) {
+pub(crate) fn row_lse(row: &[f32], t: f32) -> (f32, f32) {
     let m = row.iter().fold(f32::NEG_INFINITY, |a, &x| a.max(x));
     if !m.is_finite() {
         return (m, 0.0);
@@ -155,18 +159,9 @@ impl Model {
             return picked_logprobs(&self.head(st, x, false)?, batch, t);
         };
         let (b, s) = batch.input_ids.dims2()?;
-        let ids = batch.input_ids.to_vec2::<u32>()?;
-        // Position `from` (flat) predicts token `target`, whose log-prob lands at `to`.
-        let (mut from, mut to, mut target) = (Vec::new(), Vec::new(), Vec::new());
-        for r in 0..b {
-            for j in 1..s {
-                if valid[r][j] != 0 && needed.get(r).and_then(|m| m.get(j)).copied().unwrap_or(false) {
-                    from.push((r * s + j - 1) as u32);
-                    to.push((r * s + j) as u32);
-                    target.push(ids[r][j]);
-                }
-            }
-        }
+        let (from, to, target) = needed_positions(&batch.input_ids.to_vec2::<u32>()?, valid, Some(needed));
+        let from: Vec<u32> = from.into_iter().map(|i| i as u32).collect();
+        let to: Vec<u32> = to.into_iter().map(|i| i as u32).collect();
         let dev = x.device();
         let zeros = Tensor::zeros(b * s, DType::F32, dev)?;
         if from.is_empty() {
@@ -178,20 +173,81 @@ impl Model {
     }
 }
 
-/// Log-probs whose backward recomputes the network one block at a time (activation
-/// checkpointing): the forward keeps only each block's input, so a backward holds the graph of
-/// one block instead of all of them — what makes designer sequences of a few thousand tokens fit
-/// in a laptop's memory, for about one more forward of compute. Gradients equal the plain
-/// backward's up to float rounding.
+/// Log-probs with a blockwise backward: the forward keeps each block's input, and the backward
+/// goes through the network one block at a time, from the last. A block whose activations were
+/// kept (within the byte budget of [`Model::token_logprobs_blockwise`]) is differentiated from
+/// them; the others are first recomputed from their input (activation checkpointing): a
+/// backward then holds the activations of one block instead of all of them — what makes
+/// designer sequences of a few thousand tokens fit in a laptop's memory, for about one more
+/// forward of compute. On the CPU in f32 the blocks and the head are the written-out forward
+/// and backward of `crate::blocks`, which add their gradients straight into the caller's
+/// buffers; elsewhere (and with `SPADE_AUTOGRAD=1`) candle's autograd differentiates each block.
+/// Gradients equal the plain backward's up to float rounding.
 pub struct Checkpointed<'a> {
     model: &'a Model,
     input_ids: Tensor,
-    ctx: Ctx,
-    /// Detached input of every block.
-    inputs: Vec<Tensor>,
-    /// The last block's output, a leaf of the head's graph.
-    top: Var,
     logprobs: Tensor,
+    tape: Tape,
+}
+
+/// What the forward kept.
+enum Tape {
+    /// candle's autograd, one block at a time from its detached input; the head's graph hangs
+    /// off `top`, the last block's output, and ends in `graph` (the log-probs).
+    Autograd { ctx: Ctx, inputs: Vec<Tensor>, top: Var, graph: Tensor },
+    /// The written-out blocks: every block's input, the activations of those that fit, and the
+    /// head (None when no token is needed) with the flat position each log-prob lands at.
+    Blocks { shared: blocks::Shared, inputs: Vec<Vec<f32>>, acts: Vec<Option<blocks::Acts>>, head: Option<(blocks::Head, Vec<usize>)> },
+}
+
+/// The environment variable that sends the blockwise backward through candle's autograd even
+/// where the written-out blocks apply (`1`): for comparisons.
+pub const AUTOGRAD_ENV: &str = "SPADE_AUTOGRAD";
+
+/// Gradient buffers by weight name, as [`crate::Weights::named_vars`] names them.
+pub type GradBuffers = BTreeMap<String, Vec<f32>>;
+
+/// Add every gradient of `store` into its weight's buffer (`acc += g`).
+pub fn add_store(model: &Model, store: &GradStore, grads: &mut GradBuffers) -> Result<()> {
+    for (name, var) in model.weights().named_vars() {
+        if let Some(g) = store.get(var.as_tensor()) {
+            let acc = grads.get_mut(name).ok_or_else(|| Error::Invalid(format!("no gradient buffer for {name}")))?;
+            add_tensor(acc, g)?;
+        }
+    }
+    Ok(())
+}
+
+/// `acc += g`, reading CPU storage in place.
+pub fn add_tensor(acc: &mut [f32], g: &Tensor) -> Result<()> {
+    const CHUNK: usize = 1 << 16;
+    let add = |acc: &mut [f32], src: &[f32]| -> Result<()> {
+        if src.len() != acc.len() {
+            return Err(Error::Invalid(format!("gradient has {} elements, buffer {}", src.len(), acc.len())));
+        }
+        acc.par_chunks_mut(CHUNK).zip(src.par_chunks(CHUNK)).for_each(|(d, s)| d.iter_mut().zip(s).for_each(|(x, y)| *x += *y));
+        Ok(())
+    };
+    if g.device().is_cpu() && g.dtype() == DType::F32 {
+        let (storage, layout) = g.storage_and_layout();
+        if let (candle_core::Storage::Cpu(c), Some((a, b))) = (&*storage, layout.contiguous_offsets()) {
+            return add(acc, &c.as_slice::<f32>()?[a..b]);
+        }
+    }
+    add(acc, &g.to_dtype(DType::F32)?.flatten_all()?.to_vec1::<f32>()?)
+}
+
+/// Take the named buffers out of `grads` (to hold several mutably at once); [`put_back`] returns them.
+fn take(grads: &mut GradBuffers, names: &[String]) -> Vec<Option<Vec<f32>>> {
+    names.iter().map(|n| grads.remove(n)).collect()
+}
+
+fn put_back(grads: &mut GradBuffers, names: &[String], bufs: Vec<Option<Vec<f32>>>) {
+    for (n, b) in names.iter().zip(bufs) {
+        if let Some(b) = b {
+            grads.insert(n.clone(), b);
+        }
+    }
 }
 
 impl Checkpointed<'_> {
@@ -200,21 +256,41 @@ impl Checkpointed<'_> {
         &self.logprobs
     }
 
-    /// Backward of `Σ coef ⊙ logprobs`: `sink` receives one gradient store per piece (the head,
-    /// every block from the last, the embeddings); a weight's gradient is the sum of its entries
-    /// over the stores (tied embeddings get two).
+    /// How many blocks kept their activations (their backward skips the recomputation).
+    pub fn kept_blocks(&self) -> usize {
+        match &self.tape {
+            Tape::Autograd { .. } => 0,
+            Tape::Blocks { acts, .. } => acts.iter().filter(|a| a.is_some()).count(),
+        }
+    }
+
+    /// Backward of `Σ coef ⊙ logprobs`: `sink` receives gradient stores whose entries, summed
+    /// per weight, are the gradients (tied embeddings get two).
     pub fn backward(self, coef: &Tensor, mut sink: impl FnMut(&GradStore) -> Result<()>) -> Result<()> {
+        if matches!(self.tape, Tape::Blocks { .. }) {
+            let m = self.model;
+            let vars = m.weights().named_vars();
+            let mut grads: GradBuffers = vars.iter().map(|(k, v)| (k.clone(), vec![0f32; v.elem_count()])).collect();
+            self.backward_into(coef, &mut grads)?;
+            let mut store = GradStore::default();
+            for (name, var) in vars {
+                let g = grads.remove(name).expect("a buffer per weight");
+                store.insert(var.as_tensor(), Tensor::from_vec(g, var.shape(), &m.device)?);
+            }
+            return sink(&store);
+        }
+        let Tape::Autograd { ctx, inputs, top, graph } = self.tape else { unreachable!() };
         let m = self.model;
         let st = m.stack(Repr::F32, true)?;
         let missing = || Error::Invalid("no gradient reached a block's input".into());
-        let store = (&self.logprobs * coef)?.sum_all()?.backward()?;
+        let store = (graph * coef)?.sum_all()?.backward()?;
         // No log-prob was needed: every gradient is zero.
-        let Some(mut g) = store.get(self.top.as_tensor()).cloned() else { return Ok(()) };
+        let Some(mut g) = store.get(top.as_tensor()).cloned() else { return Ok(()) };
         sink(&store)?;
         drop(store);
         for (l, layer) in st.layers.iter().enumerate().rev() {
-            let x = Var::from_tensor(&self.inputs[l])?;
-            let y = m.block(layer, x.as_tensor(), &self.ctx, None, false)?;
+            let x = Var::from_tensor(&inputs[l])?;
+            let y = m.block(layer, x.as_tensor(), &ctx, None, false)?;
             let store = (y * &g)?.sum_all()?.backward()?;
             g = store.get(x.as_tensor()).cloned().ok_or_else(missing)?;
             sink(&store)?;
@@ -223,6 +299,73 @@ impl Checkpointed<'_> {
         let store = (e * &g)?.sum_all()?.backward()?;
         sink(&store)
     }
+
+    /// [`Checkpointed::backward`] adding each weight's gradient into its buffer in `grads` (one
+    /// per weight, named as [`crate::Weights::named_vars`]).
+    pub fn backward_into(self, coef: &Tensor, grads: &mut GradBuffers) -> Result<()> {
+        let m = self.model;
+        let Tape::Blocks { shared, mut inputs, mut acts, head } = self.tape else {
+            return self.backward(coef, |store| add_store(m, store, grads));
+        };
+        // No log-prob was needed: every gradient is zero.
+        let Some((head, to)) = head else { return Ok(()) };
+        let st = m.stack(Repr::F32, true)?;
+        let missing = || Error::Invalid("the blockwise backward lost a block's input".into());
+        let d = shared.dims.d;
+        let coef = coef.flatten_all()?.to_vec1::<f32>()?;
+        let coef: Vec<f32> = to.iter().map(|&i| coef[i]).collect();
+        let embed_name = "model.embed_tokens.weight".to_string();
+        let head_name = if m.weights.get_opt("lm_head.weight").is_some() { "lm_head.weight".to_string() } else { embed_name.clone() };
+        let Lin::Dense(head_w) = &st.head else { return Err(Error::Invalid("quantised head in the blockwise backward".into())) };
+        let mut g = vec![0f32; inputs.first().map(Vec::len).unwrap_or(0)];
+        let names = vec!["model.norm.weight".to_string(), head_name];
+        let mut bufs = take(grads, &names);
+        let res = match &mut bufs[..] {
+            [Some(dn), Some(dh)] => blocks::head_backward(head, d, &coef, (&st.norm, head_w), dn, dh, &mut g),
+            _ => Err(Error::Invalid("no gradient buffer for the final norm or the head".into())),
+        };
+        put_back(grads, &names, bufs);
+        res?;
+        for (l, layer) in st.layers.iter().enumerate().rev() {
+            let x = inputs.pop().ok_or_else(missing)?;
+            let a = match acts.pop().flatten() {
+                Some(a) => a,
+                None => blocks::forward(layer, &shared, &x, true)?.1.ok_or_else(missing)?,
+            };
+            let names: Vec<String> = blocks::LAYER_WEIGHTS.iter().map(|w| layer_name(l, w)).collect();
+            let mut bufs = take(grads, &names);
+            let res = blocks::backward(layer, &shared, &x, &a, &g, &mut blocks::LayerGrads(bufs.iter_mut().map(|b| b.as_deref_mut()).collect()));
+            put_back(grads, &names, bufs);
+            g = res?;
+        }
+        let de = grads.get_mut(&embed_name).ok_or_else(|| Error::Invalid("no gradient buffer for the embeddings".into()))?;
+        let ids = self.input_ids.flatten_all()?.to_vec1::<u32>()?;
+        for (&tok, gr) in ids.iter().zip(g.chunks(d)) {
+            de[tok as usize * d..(tok as usize + 1) * d].iter_mut().zip(gr).for_each(|(a, b)| *a += b);
+        }
+        Ok(())
+    }
+}
+
+/// Which flat positions predict a needed token: `(from, to, target)` — position `from` predicts
+/// token `target`, whose log-prob lands at `to` (see [`Needed`]; `None`: every real token).
+fn needed_positions(ids: &[Vec<u32>], valid: &[Vec<u8>], needed: Needed) -> (Vec<usize>, Vec<usize>, Vec<u32>) {
+    let s = ids.first().map(Vec::len).unwrap_or(0);
+    let (mut from, mut to, mut target) = (Vec::new(), Vec::new(), Vec::new());
+    for (r, row) in ids.iter().enumerate() {
+        for j in 1..s {
+            let want = match needed {
+                None => true,
+                Some(nd) => nd.get(r).and_then(|m| m.get(j)).copied().unwrap_or(false),
+            };
+            if valid[r][j] != 0 && want {
+                from.push(r * s + j - 1);
+                to.push(r * s + j);
+                target.push(row[j]);
+            }
+        }
+    }
+    (from, to, target)
 }
 
 impl Model {
@@ -270,14 +413,84 @@ impl Model {
         }
         let valid = batch.attention_mask.to_vec2::<u8>()?;
         let st = self.stack(Repr::F32, grad)?;
+        // Without gradient, the written-out blocks where they apply: the same forward as the
+        // trainer's blockwise one, so log-probs scored here (the step's old and reference ones)
+        // equal its current ones bit for bit at the same weights.
+        if let Some(shared) = self.written_out(st, &batch, &valid).filter(|_| !grad) {
+            return Ok(self.blocks_forward(st, &batch, shared, t, needed, None)?.0);
+        }
         let x = self.run_hidden(st, &batch.input_ids, &valid, None, false)?;
         self.logprobs_from_hidden(st, &x, &batch, &valid, t, needed)
+    }
+
+    /// The written-out forward: log-probs `(b, s)` of the needed tokens, and with `keep` (a byte
+    /// budget for kept activations) the tape of a blockwise backward.
+    fn blocks_forward(&self, st: &Stack, batch: &Batch, shared: blocks::Shared, t: f64, needed: Needed, keep: Option<usize>) -> Result<(Tensor, Option<Tape>)> {
+        let dims = shared.dims;
+        let (b, s) = (dims.b, dims.s);
+        let mut x = self.embed(st, &batch.input_ids)?.flatten_all()?.to_vec1::<f32>()?;
+        let (mut inputs, mut acts) = (Vec::new(), Vec::new());
+        let mut budget = keep.unwrap_or(0);
+        for layer in &st.layers {
+            let kept = budget >= dims.act_bytes();
+            if kept {
+                budget -= dims.act_bytes();
+            }
+            let (y, a) = blocks::forward(layer, &shared, &x, kept)?;
+            let input = std::mem::replace(&mut x, y);
+            if keep.is_some() {
+                inputs.push(input);
+                acts.push(a);
+            }
+        }
+        let (from, to, target) = needed_positions(&batch.input_ids.to_vec2::<u32>()?, &shared.valid, needed);
+        let mut lp = vec![0f32; b * s];
+        let head = if from.is_empty() {
+            None
+        } else {
+            let Lin::Dense(hw) = &st.head else { return Err(Error::Invalid("quantised head in the written-out forward".into())) };
+            let (vals, head) = blocks::head_forward(&x, dims.d, (from, target), (&st.norm, hw), dims.eps, t as f32)?;
+            for (&i, v) in to.iter().zip(vals) {
+                lp[i] = v;
+            }
+            Some((head, to))
+        };
+        let lp = Tensor::from_vec(lp, (b, s), &self.device)?;
+        Ok((lp, keep.map(|_| Tape::Blocks { shared, inputs, acts, head })))
+    }
+
+    /// What the written-out blocks share over `batch`, when they apply to every layer of `st`
+    /// (and `SPADE_AUTOGRAD` is not 1).
+    fn written_out(&self, st: &Stack, batch: &Batch, valid: &[Vec<u8>]) -> Option<crate::blocks::Shared> {
+        if std::env::var(AUTOGRAD_ENV).is_ok_and(|v| v == "1") || !st.layers.iter().all(crate::blocks::supported) {
+            return None;
+        }
+        let (b, s) = batch.input_ids.dims2().ok()?;
+        let c = &self.config;
+        let dims = crate::blocks::Dims {
+            b,
+            s,
+            d: c.hidden_size,
+            nh: c.num_attention_heads,
+            nkv: c.num_kv_heads(),
+            hd: c.head_dim(),
+            f: c.intermediate_size,
+            eps: c.rms_norm_eps as f32,
+        };
+        Some(crate::blocks::Shared::new(dims, &c.inv_freq(), valid.to_vec()))
     }
 
     /// [`Model::token_logprobs`] (f32) with an activation-checkpointed backward: see
     /// [`Checkpointed`]. Sequences need at least two tokens. Only the `needed` tokens are scored
     /// (see [`Needed`]); the others are 0 and get no gradient.
     pub fn token_logprobs_checkpointed(&self, seqs: &[Vec<u32>], temperature: f32, needed: Needed) -> Result<Checkpointed<'_>> {
+        self.token_logprobs_blockwise(seqs, temperature, needed, 0)
+    }
+
+    /// [`Model::token_logprobs_checkpointed`] that keeps the activations of the first blocks
+    /// while they fit in `keep_bytes` (their backward then skips the recomputation; written-out
+    /// blocks only, see [`Checkpointed`]).
+    pub fn token_logprobs_blockwise(&self, seqs: &[Vec<u32>], temperature: f32, needed: Needed, keep_bytes: usize) -> Result<Checkpointed<'_>> {
         let t = divisor(temperature)?;
         let batch = Batch::new(seqs, self.tokenizer.pad_id(), false, &self.device)?;
         let (_, s) = batch.input_ids.dims2()?;
@@ -286,6 +499,11 @@ impl Model {
         }
         let st = self.stack(Repr::F32, true)?;
         let valid = batch.attention_mask.to_dtype(DType::U8)?.to_vec2::<u8>()?;
+        if let Some(shared) = self.written_out(st, &batch, &valid) {
+            let (logprobs, tape) = self.blocks_forward(st, &batch, shared, t, needed, Some(keep_bytes))?;
+            let tape = tape.expect("a tape when keeping");
+            return Ok(Checkpointed { model: self, input_ids: batch.input_ids, logprobs, tape });
+        }
         let ctx = self.prepare(&batch.input_ids, &valid, false)?;
         let mut x = self.embed(st, &batch.input_ids)?.detach();
         let mut inputs = Vec::with_capacity(st.layers.len());
@@ -295,8 +513,9 @@ impl Model {
             x = y;
         }
         let top = Var::from_tensor(&x)?;
-        let logprobs = self.logprobs_from_hidden(st, top.as_tensor(), &batch, &valid, t, needed)?;
-        Ok(Checkpointed { model: self, input_ids: batch.input_ids, ctx, inputs, top, logprobs })
+        let graph = self.logprobs_from_hidden(st, top.as_tensor(), &batch, &valid, t, needed)?;
+        let logprobs = graph.detach();
+        Ok(Checkpointed { model: self, input_ids: batch.input_ids, logprobs, tape: Tape::Autograd { ctx, inputs, top, graph } })
     }
 
     /// Log-probs of `completion` after `prompt` (length `completion.len()`), differentiable.

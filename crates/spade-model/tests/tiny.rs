@@ -98,16 +98,22 @@ fn padding_does_not_change_logits() {
 fn inference_runs_outside_the_graph_on_the_same_weights() {
     let m = tiny(4);
     let seqs = vec![vec![1u32, 40, 41, 42, 43], vec![1u32, 50, 51]];
+    // Scoring without gradient runs the written-out blocks, the graph candle's ops: the same
+    // numbers to float rounding.
+    let close = |a: &[Vec<f32>], b: &[Vec<f32>]| {
+        let d = a.iter().flatten().zip(b.iter().flatten()).map(|(x, y)| (x - y).abs()).fold(0f32, f32::max);
+        assert!(d < 1e-5, "{a:?} vs {b:?}");
+    };
     let grad = m.token_logprobs(&seqs, 0.7).unwrap();
     assert!(grad.track_op());
-    assert_eq!(m.token_logprobs_no_grad(&seqs, 0.7, None).unwrap(), grad.to_vec2::<f32>().unwrap());
+    close(&m.token_logprobs_no_grad(&seqs, 0.7, None).unwrap(), &grad.to_vec2::<f32>().unwrap());
     // An in-place update of the trainable weights (what the optimizer does) reaches inference.
     let vars = m.weights().named_vars();
     let (_, w) = vars.iter().find(|(n, _)| n.ends_with("mlp.up_proj.weight")).unwrap();
     w.set(&(w.as_tensor().detach() * 3.0).unwrap()).unwrap();
     let after = m.token_logprobs(&seqs, 0.7).unwrap().to_vec2::<f32>().unwrap();
     assert_ne!(after, grad.to_vec2::<f32>().unwrap());
-    assert_eq!(m.token_logprobs_no_grad(&seqs, 0.7, None).unwrap(), after);
+    close(&m.token_logprobs_no_grad(&seqs, 0.7, None).unwrap(), &after);
     let p = vec![1u32, 40, 41];
     let g = &m.generate(&[GenerationRequest { prompt: p.clone(), seed: 1 }], &SamplingParams { max_new_tokens: 4, stop_on_eos: false, ..Default::default() }).unwrap()[0];
     let scored = m.score_vec(&p, &g.tokens, 1.0).unwrap();

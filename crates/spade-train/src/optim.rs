@@ -181,29 +181,6 @@ pub fn step(
     Ok(())
 }
 
-/// Add a gradient tensor into a host buffer (`acc += g`), reading CPU storage in place.
-pub fn accumulate(acc: &mut [f32], g: &Tensor) -> anyhow::Result<()> {
-    if g.device().is_cpu() {
-        let (storage, layout) = g.storage_and_layout();
-        if let (candle::Storage::Cpu(CpuStorage::F32(data)), Some((a, b))) = (&*storage, layout.contiguous_offsets()) {
-            let src = &data[a..b];
-            anyhow::ensure!(src.len() == acc.len(), "gradient has {} elements, buffer {}", src.len(), acc.len());
-            acc.par_chunks_mut(CHUNK).zip(src.par_chunks(CHUNK)).for_each(|(d, s)| {
-                for (x, y) in d.iter_mut().zip(s) {
-                    *x += *y;
-                }
-            });
-            return Ok(());
-        }
-    }
-    let v: Vec<f32> = g.to_dtype(candle::DType::F32)?.flatten_all()?.to_vec1()?;
-    anyhow::ensure!(v.len() == acc.len(), "gradient has {} elements, buffer {}", v.len(), acc.len());
-    for (x, y) in acc.iter_mut().zip(&v) {
-        *x += *y;
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -256,11 +233,13 @@ mod tests {
     }
 
     #[test]
-    fn accumulate_adds_in_place() {
-        let mut acc = vec![1.0f32; 5];
-        let t = Tensor::from_vec(vec![1.0f32, 2., 3., 4., 5.], 5, &Device::Cpu).unwrap();
-        accumulate(&mut acc, &t).unwrap();
-        accumulate(&mut acc, &t.narrow(0, 0, 5).unwrap()).unwrap();
-        assert_eq!(acc, vec![3.0, 5.0, 7.0, 9.0, 11.0]);
+    fn gradients_add_in_place() {
+        let mut acc = vec![1.0f32; 6];
+        let t = Tensor::from_vec(vec![1.0f32, 2., 3., 4., 5., 6.], (2, 3), &Device::Cpu).unwrap();
+        spade_model::add_tensor(&mut acc, &t).unwrap();
+        // Not contiguous: read through a copy.
+        spade_model::add_tensor(&mut acc, &t.t().unwrap()).unwrap();
+        assert_eq!(acc, vec![3.0, 6.0, 8.0, 7.0, 9.0, 12.0]);
+        assert!(spade_model::add_tensor(&mut acc[..5], &t).is_err());
     }
 }

@@ -55,6 +55,10 @@ pub struct StepConfig {
     /// block's graph instead of all (memory for ~1 more forward of compute).
     #[serde(default = "yes")]
     pub checkpointing: bool,
+    /// With checkpointing: MiB of block activations a micro-batch's forward may keep, so their
+    /// backward skips the recomputation (the first blocks that fit; 0 recomputes every block).
+    #[serde(default = "keep_mib")]
+    pub keep_activations_mib: usize,
     /// Supervised fine-tuning instead of GRPO: the loss is the negative log-likelihood of the
     /// masked tokens (advantages, ratios, TIS and KL unused) — the designer warm-up.
     #[serde(default)]
@@ -63,6 +67,14 @@ pub struct StepConfig {
 
 fn yes() -> bool {
     true
+}
+
+/// Default of [`StepConfig::keep_activations_mib`]: all 30 blocks of the default model at
+/// micro-batch 1 × 512 tokens (~24 MB a block), within a 4 GB step.
+pub const KEEP_ACTIVATIONS_MIB: usize = 1024;
+
+fn keep_mib() -> usize {
+    KEEP_ACTIVATIONS_MIB
 }
 
 impl Default for StepConfig {
@@ -74,6 +86,7 @@ impl Default for StepConfig {
             micro_batch: 1,
             mini_batches: 1,
             checkpointing: true,
+            keep_activations_mib: KEEP_ACTIVATIONS_MIB,
             supervised: false,
         }
     }
@@ -301,7 +314,6 @@ impl Trainer {
     ) -> anyhow::Result<f64> {
         let weights = agg_weights(samples, cfg.loss_agg, dr_norm);
         let obj = &cfg.objective;
-        let vars = self.model.weights().named_vars();
         let mut loss = 0.0;
         let mbs = micro_batches(samples, cfg.micro_batch.max(1));
         let roles: Vec<Role> = mbs.iter().map(|mb| samples[mb[0]].role).collect();
@@ -311,7 +323,7 @@ impl Trainer {
             let need = needed(samples, &mb);
             let t0 = Instant::now();
             let checkpointed = match cfg.checkpointing && seqs.iter().any(|q| q.len() >= 2) {
-                true => Some(self.model.token_logprobs_checkpointed(&seqs, temp, Some(&need))?),
+                true => Some(self.model.token_logprobs_blockwise(&seqs, temp, Some(&need), cfg.keep_activations_mib << 20)?),
                 false => None,
             };
             let lp = match &checkpointed {
@@ -366,29 +378,12 @@ impl Trainer {
             }
             let t0 = Instant::now();
             let coef = Tensor::from_vec(coef, (b, s), lp.device())?;
-            let mut add = |store: &spade_model::candle_core::backprop::GradStore| -> anyhow::Result<()> {
-                for (name, var) in vars {
-                    if let Some(g) = store.get(var.as_tensor()) {
-                        optim::accumulate(grads.get_mut(name).expect("buffer per parameter"), g)?;
-                    }
-                }
-                Ok(())
-            };
             match checkpointed {
                 Some(c) => {
                     drop(lp);
-                    let mut failed = None;
-                    c.backward(&coef, |store| {
-                        if let Err(e) = add(store) {
-                            failed.get_or_insert(e);
-                        }
-                        Ok(())
-                    })?;
-                    if let Some(e) = failed {
-                        return Err(e);
-                    }
+                    c.backward_into(&coef, grads)?;
                 }
-                None => add(&(lp * coef)?.sum_all()?.backward()?)?,
+                None => spade_model::add_store(&self.model, &(lp * coef)?.sum_all()?.backward()?, grads)?,
             }
             m.time.backward += t0.elapsed().as_secs_f64();
             m.micro_batches += 1;
