@@ -116,13 +116,13 @@ struct Args {
     #[arg(long, default_value_t = 1, value_name = "N")]
     mini_batches: usize,
 
-    /// Keep every block's activations for the backward instead of recomputing them one block at a
-    /// time (faster by about one forward; memory grows with layers × sequence length²).
+    /// Differentiate the whole network at once with candle's autograd graph instead of block by block
+    /// (a reference path: slower, and memory grows with layers × sequence length²).
     #[arg(long)]
     no_checkpointing: bool,
 
-    /// With checkpointing: MiB of block activations a micro-batch may keep, so those blocks' backward
-    /// skips the recomputation (the default keeps all 30 blocks of the default model at 1 × 512 tokens; 0: recompute all).
+    /// MiB of block activations a micro-batch's forward may keep, so those blocks' backward skips their
+    /// recomputation (the default keeps all 30 blocks of the default model at 1 × 512 tokens; 0: recompute all).
     #[arg(long, default_value_t = spade_train::trainer::KEEP_ACTIVATIONS_MIB, value_name = "MIB")]
     keep_activations: usize,
 

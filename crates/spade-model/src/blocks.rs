@@ -65,6 +65,21 @@ pub(crate) fn gemm(
     }
 }
 
+/// A zero-filled buffer with every page already written. `vec![0.0; n]` gets untouched pages
+/// from the kernel: the first read maps the shared zero page, and a write after it (a GEMM that
+/// accumulates, `beta = 1`) is a copy-on-write fault that flushes the TLB of every CPU running
+/// one of the process's threads — in a VM an inter-processor interrupt per page, which took a
+/// quarter of a training step's time. Writing each page first makes it a plain fault.
+pub fn zeros(n: usize) -> Vec<f32> {
+    let mut v = vec![0f32; n];
+    const PAGE: usize = 4096 / std::mem::size_of::<f32>();
+    for i in (0..n).step_by(PAGE) {
+        // SAFETY: i < n = v.len(); a volatile write is not elided as a store of what calloc gave.
+        unsafe { std::ptr::write_volatile(v.as_mut_ptr().add(i), 0.0) };
+    }
+    v
+}
+
 /// Sizes of one blockwise pass: `b` sequences of `s` positions (right-padded), `n = b · s` rows.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Dims {
@@ -285,10 +300,10 @@ pub(crate) fn head_forward(
         for &r in &rows {
             h.extend_from_slice(&x[r * d..(r + 1) * d]);
         }
-        let mut xn = vec![0f32; m * d];
-        let mut r = vec![0f32; m];
+        let mut xn = zeros(m * d);
+        let mut r = zeros(m);
         rms_forward(&h, wn, eps, &mut xn, &mut r);
-        let mut z = vec![0f32; m * v];
+        let mut z = zeros(m * v);
         gemm((false, true), (m, v, d), 1.0, (&xn, d), (we, d), 0.0, (&mut z, v));
         let stats: Vec<(f32, f32)> = z.par_chunks(v).map(|row| crate::score::row_lse(row, t)).collect();
         let lp = z
@@ -332,10 +347,10 @@ pub(crate) fn head_backward(
             },
         );
         gemm((true, false), (v, d, m), 1.0, (&z, v), (&xn, d), 1.0, (d_head, d));
-        let mut dxn = vec![0f32; m * d];
+        let mut dxn = zeros(m * d);
         gemm((false, false), (m, d, v), 1.0, (&z, v), (we, d), 0.0, (&mut dxn, d));
         drop(z);
-        let mut dh = vec![0f32; m * d];
+        let mut dh = zeros(m * d);
         rms_backward(&h, &r, wn, &dxn, &mut dh, d_norm);
         for (&row, g) in rows.iter().zip(dh.chunks(d)) {
             dx[row * d..(row + 1) * d].iter_mut().zip(g).for_each(|(a, b)| *a += b);
@@ -395,7 +410,7 @@ pub(crate) fn rms_backward(x: &[f32], r: &[f32], w: &[f32], dy: &[f32], dx: &mut
 
 /// `y = x · Wᵀ (+ bias)`: `x` `(n, in)`, `w` `(out, in)`.
 fn linear(x: &[f32], w: &[f32], bias: Option<&[f32]>, n: usize, inp: usize, out: usize) -> Vec<f32> {
-    let mut y = vec![0f32; n * out];
+    let mut y = zeros(n * out);
     gemm((false, true), (n, out, inp), 1.0, (x, inp), (w, inp), 0.0, (&mut y, out));
     if let Some(b) = bias {
         y.par_chunks_mut(out).for_each(|row| row.iter_mut().zip(b).for_each(|(y, b)| *y += b));
@@ -436,11 +451,47 @@ fn rope(x: &mut [f32], heads: usize, sh: &Shared, inverse: bool) {
     });
 }
 
-/// Masked softmax of one `(s, s)` score matrix of sequence `bi` in place: key `j` is seen by
-/// query `i` when `j ≤ i` and it is a real token; a row that sees nothing is uniform (as the
-/// additive −1e30 mask gives).
-fn softmax_rows(p: &mut [f32], s: usize, valid: &[u8]) {
-    p.par_chunks_mut(s).enumerate().for_each(|(i, row)| {
+/// Query rows per attention GEMM: with causal attention, a block of rows needs only the keys
+/// up to its last row, so the score, value and gradient GEMMs skip the masked upper part
+/// (~3/8 of the work at 512 positions).
+const ROW_BLOCK: usize = 128;
+
+/// The number of real tokens when they are exactly a prefix of the sequence (right padding, as
+/// the trainer pads), else None.
+fn prefix_len(valid: &[u8]) -> Option<usize> {
+    let len = valid.iter().take_while(|&&v| v != 0).count();
+    valid[len..].iter().all(|&v| v == 0).then_some(len)
+}
+
+/// The attention of one sequence, split in blocks of query rows `(r0, r1, keys)`: the rows'
+/// scores are needed for keys `0..keys` only (the rest is masked). Without a real-token prefix
+/// every key is kept (exactly the additive mask's semantics, fully masked rows included).
+fn row_blocks(s: usize, valid: &[u8]) -> Vec<(usize, usize, usize)> {
+    match prefix_len(valid) {
+        Some(len) => (0..s).step_by(ROW_BLOCK).map(|r0| (r0, (r0 + ROW_BLOCK).min(s), (r0 + ROW_BLOCK).min(s).min(len))).collect(),
+        None => vec![(0, s, s)],
+    }
+}
+
+/// Masked softmax, in place, of rows `r0..r1` of one sequence's `(s, s)` scores, of which
+/// columns `0..keys` were computed: key `j` is seen by query `i` when `j ≤ i` and it is a real
+/// token; the other entries become 0; a row that sees nothing is uniform (as the additive −1e30
+/// mask gives).
+fn softmax_rows(p: &mut [f32], s: usize, (r0, r1, keys): (usize, usize, usize), valid: &[u8]) {
+    let prefix = prefix_len(valid);
+    p[r0 * s..r1 * s].par_chunks_mut(s).enumerate().for_each(|(k, row)| {
+        let i = r0 + k;
+        if let Some(len) = prefix {
+            // The seen keys are 0..lim: one contiguous run.
+            let lim = (i + 1).min(len);
+            if lim > 0 {
+                debug_assert!(lim <= keys);
+                let (seen, rest) = row.split_at_mut(lim);
+                softmax_in_place(seen);
+                rest.fill(0.0);
+                return;
+            }
+        }
         let seen = |j: usize| j <= i && valid[j] != 0;
         let m = (0..s).filter(|&j| seen(j)).map(|j| row[j]).fold(f32::NEG_INFINITY, f32::max);
         if m == f32::NEG_INFINITY {
@@ -457,6 +508,66 @@ fn softmax_rows(p: &mut [f32], s: usize, valid: &[u8]) {
     });
 }
 
+/// `exp(x)` for `−87 ≤ x ≤ 0` to ~1e-7 relative (below, exp(−87)) (Cephes' `expf`: `x = n·ln 2 + r`, a degree-6
+/// polynomial in `r`, `2ⁿ` from the exponent bits), written to vectorise.
+#[inline(always)]
+fn exp_neg(x: f32) -> f32 {
+    const MAGIC: f32 = 12_582_912.0; // 1.5 · 2²³: adding it rounds to an integer
+    let x = x.max(-87.0);
+    let t = x * std::f32::consts::LOG2_E + MAGIC;
+    let n = t - MAGIC;
+    let r = x - n * 0.693_359_4 + n * 2.121_944_4e-4;
+    let p = ((((1.987_569_1e-4 * r + 1.398_199_9e-3) * r + 8.333_452e-3) * r + 4.166_579_6e-2) * r + 1.666_666_5e-1) * r + 5.000_000_1e-1;
+    let e = p * r * r + r + 1.0;
+    let bits = (t.to_bits() as i32 - 0x4B40_0000 + 127) << 23;
+    e * f32::from_bits(bits as u32)
+}
+
+/// Softmax of a whole slice in place (8 lanes, so it vectorises).
+#[inline(always)]
+fn softmax_lanes(row: &mut [f32]) {
+    let mut mx = [f32::NEG_INFINITY; 8];
+    let mut chunks = row.chunks_exact(8);
+    for c in &mut chunks {
+        for l in 0..8 {
+            mx[l] = mx[l].max(c[l]);
+        }
+    }
+    let m = chunks.remainder().iter().chain(&mx).fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+    let mut acc = [0f32; 8];
+    let mut chunks = row.chunks_exact_mut(8);
+    for c in &mut chunks {
+        for l in 0..8 {
+            c[l] = exp_neg(c[l] - m);
+            acc[l] += c[l];
+        }
+    }
+    let mut sum = 0f32;
+    for x in chunks.into_remainder() {
+        *x = exp_neg(*x - m);
+        sum += *x;
+    }
+    let inv = 1.0 / (sum + acc.iter().sum::<f32>());
+    row.iter_mut().for_each(|x| *x *= inv);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn softmax_avx2(row: &mut [f32]) {
+    softmax_lanes(row)
+}
+
+/// [`softmax_lanes`] on AVX2 where the CPU has it (the build targets baseline x86-64). No FMA
+/// contraction either way, so the numbers do not depend on the CPU.
+fn softmax_in_place(row: &mut [f32]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: AVX2 was just detected.
+        return unsafe { softmax_avx2(row) };
+    }
+    softmax_lanes(row)
+}
+
 /// One block forward over `x` `(n, d)`: its output, and (`keep`) the activations its backward
 /// reads.
 pub(crate) fn forward(layer: &Layer, sh: &Shared, x: &[f32], keep: bool) -> Result<(Vec<f32>, Option<Acts>)> {
@@ -466,31 +577,35 @@ pub(crate) fn forward(layer: &Layer, sh: &Shared, x: &[f32], keep: bool) -> Resu
     let g = dm.nh / dm.nkv;
     let scale = 1.0 / (hd as f32).sqrt();
     with_weights(layer, |w| {
-        let mut h1 = vec![0f32; n * d];
-        let mut r1 = vec![0f32; n];
+        let mut h1 = zeros(n * d);
+        let mut r1 = zeros(n);
         rms_forward(x, w.in_norm, dm.eps, &mut h1, &mut r1);
         let mut q = linear(&h1, w.q, w.q_b, n, d, qd);
         let mut k = linear(&h1, w.k, w.k_b, n, d, kd);
         let v = linear(&h1, w.v, w.v_b, n, d, kd);
         rope(&mut q, dm.nh, sh, false);
         rope(&mut k, dm.nkv, sh, false);
-        let mut y = vec![0f32; n * qd];
-        let mut p = vec![0f32; if keep { dm.b * dm.nh * s * s } else { s * s }];
+        let blocks: Vec<_> = sh.valid.iter().map(|v| row_blocks(s, v)).collect();
+        let mut y = zeros(n * qd);
+        let mut p = zeros(if keep { dm.b * dm.nh * s * s } else { s * s });
         for bi in 0..dm.b {
             for h in 0..dm.nh {
                 let (qo, ko) = (bi * s * qd + h * hd, bi * s * kd + (h / g) * hd);
                 let po = if keep { (bi * dm.nh + h) * s * s } else { 0 };
                 let pm = &mut p[po..po + s * s];
-                gemm((false, true), (s, s, hd), scale, (&q[qo..], qd), (&k[ko..], kd), 0.0, (pm, s));
-                softmax_rows(pm, s, &sh.valid[bi]);
-                gemm((false, false), (s, hd, s), 1.0, (pm, s), (&v[ko..], kd), 0.0, (&mut y[qo..], qd));
+                for &(r0, r1, keys) in &blocks[bi] {
+                    let (ro, rq) = (r0 * s, qo + r0 * qd);
+                    gemm((false, true), (r1 - r0, keys, hd), scale, (&q[rq..], qd), (&k[ko..], kd), 0.0, (&mut pm[ro..], s));
+                    softmax_rows(pm, s, (r0, r1, keys), &sh.valid[bi]);
+                    gemm((false, false), (r1 - r0, hd, keys), 1.0, (&pm[ro..], s), (&v[ko..], kd), 0.0, (&mut y[rq..], qd));
+                }
             }
         }
         let o = linear(&y, w.o, w.o_b, n, qd, d);
         let x2: Vec<f32> = x.iter().zip(&o).map(|(a, b)| a + b).collect();
         drop(o);
-        let mut h2 = vec![0f32; n * d];
-        let mut r2 = vec![0f32; n];
+        let mut h2 = zeros(n * d);
+        let mut r2 = zeros(n);
         rms_forward(&x2, w.post_norm, dm.eps, &mut h2, &mut r2);
         let gt = linear(&h2, w.gate, None, n, d, f);
         let u = linear(&h2, w.up, None, n, d, f);
@@ -524,10 +639,10 @@ pub(crate) fn backward(layer: &Layer, sh: &Shared, x: &[f32], a: &Acts, dout: &[
         let act = swiglu(&a.g, &a.u);
         linear_grads(dout, &act, (n, f, d), acc.get(8, d * f)?);
         drop(act);
-        let mut da = vec![0f32; n * f];
+        let mut da = zeros(n * f);
         gemm((false, false), (n, f, d), 1.0, (dout, d), (w.down, f), 0.0, (&mut da, f));
         // da → d(gate) in place; du is new.
-        let mut du = vec![0f32; n * f];
+        let mut du = zeros(n * f);
         da.par_iter_mut().zip(du.par_iter_mut()).zip(a.g.par_iter().zip(a.u.par_iter())).for_each(|((dg, du), (&gv, &uv))| {
             let sg = 1.0 / (1.0 + (-gv).exp());
             *du = *dg * gv * sg;
@@ -535,7 +650,7 @@ pub(crate) fn backward(layer: &Layer, sh: &Shared, x: &[f32], a: &Acts, dout: &[
         });
         linear_grads(&da, &a.h2, (n, d, f), acc.get(6, f * d)?);
         linear_grads(&du, &a.h2, (n, d, f), acc.get(7, f * d)?);
-        let mut dh2 = vec![0f32; n * d];
+        let mut dh2 = zeros(n * d);
         gemm((false, false), (n, d, f), 1.0, (&da, f), (w.gate, d), 0.0, (&mut dh2, d));
         gemm((false, false), (n, d, f), 1.0, (&du, f), (w.up, d), 1.0, (&mut dh2, d));
         drop((da, du));
@@ -547,25 +662,31 @@ pub(crate) fn backward(layer: &Layer, sh: &Shared, x: &[f32], a: &Acts, dout: &[
         if w.o_b.is_some() {
             bias_grads(&dx2, acc.get(12, d)?);
         }
-        let mut dy = vec![0f32; n * qd];
+        let mut dy = zeros(n * qd);
         gemm((false, false), (n, qd, d), 1.0, (&dx2, d), (w.o, qd), 0.0, (&mut dy, qd));
-        let mut dq = vec![0f32; n * qd];
-        let mut dk = vec![0f32; n * kd];
-        let mut dv = vec![0f32; n * kd];
-        let mut dp = vec![0f32; s * s];
+        let mut dq = zeros(n * qd);
+        let mut dk = zeros(n * kd);
+        let mut dv = zeros(n * kd);
+        let mut dp = zeros(s * s);
+        let blocks: Vec<_> = sh.valid.iter().map(|v| row_blocks(s, v)).collect();
         for bi in 0..dm.b {
             for h in 0..dm.nh {
                 let (qo, ko) = (bi * s * qd + h * hd, bi * s * kd + (h / g) * hd);
                 let pm = &a.p[(bi * dm.nh + h) * s * s..][..s * s];
-                gemm((false, true), (s, s, hd), 1.0, (&dy[qo..], qd), (&a.v[ko..], kd), 0.0, (&mut dp, s));
-                gemm((true, false), (s, hd, s), 1.0, (pm, s), (&dy[qo..], qd), 1.0, (&mut dv[ko..], kd));
-                // dS = P ⊙ (dP − rowsum(dP ⊙ P))
-                dp.par_chunks_mut(s).zip(pm.par_chunks(s)).for_each(|(dr, pr)| {
-                    let dot: f32 = dr.iter().zip(pr).map(|(a, b)| a * b).sum();
-                    dr.iter_mut().zip(pr).for_each(|(x, &p)| *x = p * (*x - dot));
-                });
-                gemm((false, false), (s, hd, s), scale, (&dp, s), (&a.k[ko..], kd), 0.0, (&mut dq[qo..], qd));
-                gemm((true, false), (s, hd, s), scale, (&dp, s), (&a.q[qo..], qd), 1.0, (&mut dk[ko..], kd));
+                for &(r0, r1, keys) in &blocks[bi] {
+                    let (ro, rq, rows) = (r0 * s, qo + r0 * qd, r1 - r0);
+                    let dpb = &mut dp[ro..r1 * s];
+                    gemm((false, true), (rows, keys, hd), 1.0, (&dy[rq..], qd), (&a.v[ko..], kd), 0.0, (dpb, s));
+                    gemm((true, false), (keys, hd, rows), 1.0, (&pm[ro..], s), (&dy[rq..], qd), 1.0, (&mut dv[ko..], kd));
+                    // dS = P ⊙ (dP − rowsum(dP ⊙ P)) over the computed keys (P is 0 beyond).
+                    dpb.par_chunks_mut(s).zip(pm[ro..r1 * s].par_chunks(s)).for_each(|(dr, pr)| {
+                        let (dr, pr) = (&mut dr[..keys], &pr[..keys]);
+                        let dot: f32 = dr.iter().zip(pr).map(|(a, b)| a * b).sum();
+                        dr.iter_mut().zip(pr).for_each(|(x, &p)| *x = p * (*x - dot));
+                    });
+                    gemm((false, false), (rows, hd, keys), scale, (&dp[ro..], s), (&a.k[ko..], kd), 0.0, (&mut dq[rq..], qd));
+                    gemm((true, false), (keys, hd, rows), scale, (&dp[ro..], s), (&a.q[rq..], qd), 1.0, (&mut dk[ko..], kd));
+                }
             }
         }
         drop((dy, dp));
@@ -580,7 +701,7 @@ pub(crate) fn backward(layer: &Layer, sh: &Shared, x: &[f32], a: &Acts, dout: &[
                 bias_grads(dt, acc.get(i, len)?);
             }
         }
-        let mut dh1 = vec![0f32; n * d];
+        let mut dh1 = zeros(n * d);
         gemm((false, false), (n, d, qd), 1.0, (&dq, qd), (w.q, d), 0.0, (&mut dh1, d));
         gemm((false, false), (n, d, kd), 1.0, (&dk, kd), (w.k, d), 1.0, (&mut dh1, d));
         gemm((false, false), (n, d, kd), 1.0, (&dv, kd), (w.v, d), 1.0, (&mut dh1, d));
@@ -589,4 +710,40 @@ pub(crate) fn backward(layer: &Layer, sh: &Shared, x: &[f32], a: &Acts, dout: &[
         rms_backward(x, &a.r1, w.in_norm, &dh1, &mut dx, acc.get(0, d)?);
         Ok(dx)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vectorised_exp_and_softmax_match_the_plain_ones() {
+        for k in 0..=2000 {
+            let x = -(k as f32) * 0.05;
+            let (a, b) = (exp_neg(x), x.exp());
+            // Below −87 the result stays at exp(−87) ≈ 1.6e-38.
+            assert!((a - b).abs() <= 2e-7 * b + 2e-38, "exp({x}): {a} vs {b}");
+        }
+        for n in [1usize, 7, 8, 19, 300] {
+            let row: Vec<f32> = (0..n).map(|j| ((j * 7919 % 97) as f32 - 40.0) / 9.0).collect();
+            let m = row.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+            let sum: f64 = row.iter().map(|&x| ((x - m) as f64).exp()).sum();
+            let mut got = row.clone();
+            softmax_in_place(&mut got);
+            for (g, &x) in got.iter().zip(&row) {
+                let want = ((x - m) as f64).exp() / sum;
+                assert!((*g as f64 - want).abs() <= 1e-6 * want + 1e-9, "n={n}: {g} vs {want}");
+            }
+        }
+    }
+
+    #[test]
+    fn row_blocks_cover_the_causal_keys() {
+        assert_eq!(row_blocks(300, &[1; 300]), vec![(0, 128, 128), (128, 256, 256), (256, 300, 300)]);
+        let mut v = vec![1u8; 170];
+        v.extend([0; 130]);
+        assert_eq!(row_blocks(300, &v), vec![(0, 128, 128), (128, 256, 170), (256, 300, 170)]);
+        // Left padding: not a prefix, every key.
+        assert_eq!(row_blocks(4, &[0, 1, 1, 1]), vec![(0, 4, 4)]);
+    }
 }

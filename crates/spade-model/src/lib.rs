@@ -35,6 +35,7 @@ pub use error::{Error, Result};
 pub use generate::{FinishReason, Generation, GenerationRequest, SamplingParams};
 pub use load::{load, load_gguf, load_hf_folder};
 pub use model::{Batch, KvCache, Model, Repr};
+pub use blocks::zeros;
 pub use score::{add_store, add_tensor, Checkpointed, GradBuffers};
 pub use server::{LocalServer, Server, ServerArgs, ServerSpec, SERVER_ENV};
 pub use options::{default_model_path, ModelArgs, MODEL_ENV, THREADS_ENV};

@@ -46,8 +46,8 @@ impl State {
     pub fn zeros(vars: &BTreeMap<String, Var>) -> Self {
         let mut s = State::default();
         for (k, v) in vars {
-            s.exp_avg.insert(k.clone(), vec![0.0; v.elem_count()]);
-            s.exp_avg_sq.insert(k.clone(), vec![0.0; v.elem_count()]);
+            s.exp_avg.insert(k.clone(), spade_model::zeros(v.elem_count()));
+            s.exp_avg_sq.insert(k.clone(), spade_model::zeros(v.elem_count()));
         }
         s
     }
@@ -239,7 +239,7 @@ mod tests {
         spade_model::add_tensor(&mut acc, &t).unwrap();
         // Not contiguous: read through a copy.
         spade_model::add_tensor(&mut acc, &t.t().unwrap()).unwrap();
-        assert_eq!(acc, vec![3.0, 6.0, 8.0, 7.0, 9.0, 12.0]);
+        assert_eq!(acc, vec![3.0, 7.0, 6.0, 10.0, 9.0, 13.0]);
         assert!(spade_model::add_tensor(&mut acc[..5], &t).is_err());
     }
 }

@@ -51,11 +51,11 @@ pub struct StepConfig {
     pub micro_batch: usize,
     /// Optimizer updates per step, each over 1/N of the samples (1: the reference).
     pub mini_batches: usize,
-    /// Activation checkpointing: the backward recomputes one block at a time, holding one
-    /// block's graph instead of all (memory for ~1 more forward of compute).
+    /// The blockwise backward (see `spade_model::Checkpointed`): one block at a time, from kept
+    /// activations or recomputed ones. Off: candle's autograd over the whole graph (a reference).
     #[serde(default = "yes")]
     pub checkpointing: bool,
-    /// With checkpointing: MiB of block activations a micro-batch's forward may keep, so their
+    /// With `checkpointing`: MiB of block activations a micro-batch's forward may keep, so their
     /// backward skips the recomputation (the first blocks that fit; 0 recomputes every block).
     #[serde(default = "keep_mib")]
     pub keep_activations_mib: usize,
@@ -263,7 +263,7 @@ fn rows(t: &Tensor) -> anyhow::Result<Vec<Vec<f32>>> {
 
 /// A gradient buffer per parameter, zeroed.
 pub fn zero_grads(model: &Model) -> BTreeMap<String, Vec<f32>> {
-    model.weights().named_vars().iter().map(|(k, v)| (k.clone(), vec![0.0; v.elem_count()])).collect()
+    model.weights().named_vars().iter().map(|(k, v)| (k.clone(), spade_model::zeros(v.elem_count()))).collect()
 }
 
 impl Trainer {
