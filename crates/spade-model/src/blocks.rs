@@ -80,6 +80,19 @@ pub fn zeros(n: usize) -> Vec<f32> {
     v
 }
 
+/// `f(row index, row)` over the rows of `data` (`width` floats each): on rayon's pool when it
+/// has more than one thread and there are enough rows, else in this thread — a parallel call
+/// from outside the pool costs tens of µs of wake-ups here, and attention makes thousands of
+/// small ones per step.
+fn each_row(data: &mut [f32], width: usize, f: impl Fn(usize, &mut [f32]) + Sync + Send) {
+    const MIN_ROWS: usize = 64;
+    if rayon::current_num_threads() > 1 && data.len() >= 2 * MIN_ROWS * width {
+        data.par_chunks_mut(width).with_min_len(MIN_ROWS).enumerate().for_each(|(i, r)| f(i, r));
+    } else {
+        data.chunks_mut(width).enumerate().for_each(|(i, r)| f(i, r));
+    }
+}
+
 /// Sizes of one blockwise pass: `b` sequences of `s` positions (right-padded), `n = b · s` rows.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Dims {
@@ -479,7 +492,7 @@ fn row_blocks(s: usize, valid: &[u8]) -> Vec<(usize, usize, usize)> {
 /// mask gives).
 fn softmax_rows(p: &mut [f32], s: usize, (r0, r1, keys): (usize, usize, usize), valid: &[u8]) {
     let prefix = prefix_len(valid);
-    p[r0 * s..r1 * s].par_chunks_mut(s).enumerate().for_each(|(k, row)| {
+    each_row(&mut p[r0 * s..r1 * s], s, |k, row| {
         let i = r0 + k;
         if let Some(len) = prefix {
             // The seen keys are 0..lim: one contiguous run.
@@ -513,7 +526,7 @@ fn softmax_rows(p: &mut [f32], s: usize, (r0, r1, keys): (usize, usize, usize), 
 #[inline(always)]
 fn exp_neg(x: f32) -> f32 {
     const MAGIC: f32 = 12_582_912.0; // 1.5 · 2²³: adding it rounds to an integer
-    let x = x.max(-87.0);
+    let x = if x < -87.0 { -87.0 } else { x };
     let t = x * std::f32::consts::LOG2_E + MAGIC;
     let n = t - MAGIC;
     let r = x - n * 0.693_359_4 + n * 2.121_944_4e-4;
@@ -530,7 +543,7 @@ fn softmax_lanes(row: &mut [f32]) {
     let mut chunks = row.chunks_exact(8);
     for c in &mut chunks {
         for l in 0..8 {
-            mx[l] = mx[l].max(c[l]);
+            mx[l] = if c[l] > mx[l] { c[l] } else { mx[l] };
         }
     }
     let m = chunks.remainder().iter().chain(&mx).fold(f32::NEG_INFINITY, |a, &b| a.max(b));
@@ -679,8 +692,9 @@ pub(crate) fn backward(layer: &Layer, sh: &Shared, x: &[f32], a: &Acts, dout: &[
                     gemm((false, true), (rows, keys, hd), 1.0, (&dy[rq..], qd), (&a.v[ko..], kd), 0.0, (dpb, s));
                     gemm((true, false), (keys, hd, rows), 1.0, (&pm[ro..], s), (&dy[rq..], qd), 1.0, (&mut dv[ko..], kd));
                     // dS = P ⊙ (dP − rowsum(dP ⊙ P)) over the computed keys (P is 0 beyond).
-                    dpb.par_chunks_mut(s).zip(pm[ro..r1 * s].par_chunks(s)).for_each(|(dr, pr)| {
-                        let (dr, pr) = (&mut dr[..keys], &pr[..keys]);
+                    each_row(dpb, s, |k, dr| {
+                        let pr = &pm[ro + k * s..][..keys];
+                        let dr = &mut dr[..keys];
                         let dot: f32 = dr.iter().zip(pr).map(|(a, b)| a * b).sum();
                         dr.iter_mut().zip(pr).for_each(|(x, &p)| *x = p * (*x - dot));
                     });
