@@ -270,6 +270,8 @@ def bench_one(a):
     coef = torch.randn(a.seqs, a.tokens, generator=g) / (a.seqs * a.tokens)
     fwd = bwd = 0.0
     t_all = time.perf_counter()
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    cpu0 = ru.ru_utime + ru.ru_stime
     for start in range(0, a.seqs, a.micro_batch):
         t0 = time.perf_counter()
         lp = model.token_logprobs(ids[start : start + a.micro_batch], 1.0)
@@ -284,7 +286,10 @@ def bench_one(a):
     opt.step()
     optim = time.perf_counter() - t0
     total = time.perf_counter() - t_all
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = ru.ru_utime + ru.ru_stime - cpu0
     print(json.dumps({"micro_batch": a.micro_batch, "seqs": a.seqs, "tokens": a.tokens, "threads": a.threads,
+                      "cpu_s": cpu, "cores": cpu / total,
                       "forward_s": fwd, "backward_s": bwd, "optimizer_s": optim, "step_s": total,
                       "tokens_per_s": a.seqs * a.tokens / total,
                       "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,

@@ -6,9 +6,12 @@
 //!
 //! Sizes from the environment: `SPADE_BENCH_GRPO_SEQS` (16), `SPADE_BENCH_GRPO_TOKENS` (512),
 //! `SPADE_BENCH_GRPO_MB` (`1,2,4`), `SPADE_BENCH_THREADS` (1; candle and torch alike),
-//! `SPADE_BENCH_CHECKPOINTING` (1; 0 keeps the whole graph, as the peer does). The peer
+//! `SPADE_BENCH_CHECKPOINTING` (1: the blockwise backward with the default
+//! `--keep-activations`; 0: candle's autograd over the whole graph). The peer
 //! runs with `OPENBLAS_CORETYPE`/`OPENBLAS_L2_SIZE` unset (DESIGN: with libopenblas0-pthread
-//! installed, torch then uses the optimised OpenBLAS kernels); `SPADE_BENCH_NO_PEER=1` skips it.
+//! installed, torch then uses the optimised OpenBLAS kernels) and `OPENBLAS_NUM_THREADS` /
+//! `OMP_NUM_THREADS` set to the thread count; `SPADE_BENCH_NO_PEER=1` skips it. Every row records
+//! `cores`: CPU seconds of the step over its wall seconds.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -22,6 +25,18 @@ fn env_usize(k: &str, d: usize) -> usize {
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// CPU seconds (user + system, all threads) this process has used.
+fn cpu_s() -> f64 {
+    // SAFETY: getrusage writes into the zeroed struct it is given.
+    let u = unsafe {
+        let mut u: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut u);
+        u
+    };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    tv(u.ru_utime) + tv(u.ru_stime)
 }
 
 /// One step at one micro-batch size, in this process; prints one JSON line.
@@ -53,7 +68,9 @@ fn one(mb: usize, seqs: usize, tokens: usize) {
         .collect();
     let checkpointing = std::env::var("SPADE_BENCH_CHECKPOINTING").map(|v| v != "0").unwrap_or(true);
     let cfg = StepConfig { adamw: AdamW::default(), micro_batch: mb, checkpointing, ..Default::default() };
+    let cpu0 = cpu_s();
     let m = trainer.step(&samples, &cfg, None).unwrap();
+    let cpu = cpu_s() - cpu0;
     let n = (seqs * tokens) as f64;
     println!(
         "{}",
@@ -65,6 +82,7 @@ fn one(mb: usize, seqs: usize, tokens: usize) {
             "optimizer_share": m.time.optimizer / m.time.total,
             "peak_rss_mib": spade_train::trainer::peak_rss_mib(), "load_s": load_s,
             "params": trainer.model.weights().num_params(),
+            "cpu_s": cpu, "cores": cpu / m.time.total,
         })
     );
 }
@@ -108,7 +126,11 @@ fn main() {
             .arg("--micro-batches")
             .args(mbs.iter().map(|m| m.to_string()))
             .env_remove("OPENBLAS_CORETYPE")
-            .env_remove("OPENBLAS_L2_SIZE");
+            .env_remove("OPENBLAS_L2_SIZE")
+            // torch.set_num_threads does not reach OpenBLAS's own threads: without these the
+            // "1-thread" peer ran on ~1.6 cores (2026-11-30).
+            .env("OPENBLAS_NUM_THREADS", threads.to_string())
+            .env("OMP_NUM_THREADS", threads.to_string());
         eprintln!("grpo bench: PyTorch peer");
         match c.output() {
             Ok(o) if o.status.success() => {

@@ -42,15 +42,28 @@ pub(crate) fn gemm(
         ac <= lda.max(1) && bc <= ldb.max(1) && n <= ldc && need(ar, ac, lda) <= a.len() && need(br, bc, ldb) <= b.len() && need(m, n, ldc) <= c.len(),
         "gemm: buffers too small for ({m}, {n}, {k})"
     );
-    if let Some(blas) = crate::blas::blas() {
-        blas.sgemm_strided((ta, tb), (m, n, k), alpha, (a, lda), (b, ldb), beta, (c, ldc));
-        return;
+    match crate::blas::blas() {
+        Some(blas) => blas.sgemm_strided((ta, tb), (m, n, k), alpha, (a, lda), (b, ldb), beta, (c, ldc)),
+        None => gemm_crate((ta, tb), (m, n, k), alpha, (a, lda), (b, ldb), beta, (c, ldc)),
     }
+}
+
+/// [`gemm`] on the `gemm` crate (bounds checked by the caller).
+#[allow(clippy::too_many_arguments)]
+fn gemm_crate(
+    (ta, tb): (bool, bool),
+    (m, n, k): (usize, usize, usize),
+    alpha: f32,
+    (a, lda): (&[f32], usize),
+    (b, ldb): (&[f32], usize),
+    beta: f32,
+    (c, ldc): (&mut [f32], usize),
+) {
     let (a_rs, a_cs) = if ta { (1, lda as isize) } else { (lda as isize, 1) };
     let (b_rs, b_cs) = if tb { (1, ldb as isize) } else { (ldb as isize, 1) };
     let threads = candle_core::utils::get_num_threads();
     let par = if threads > 1 { gemm::Parallelism::Rayon(threads) } else { gemm::Parallelism::None };
-    // SAFETY: the assertion above bounds every element the strides reach inside the slices;
+    // SAFETY: the caller (`gemm`, the test) bounds every element the strides reach inside the slices;
     // `gemm` computes dst = alpha·dst + beta·lhs·rhs (its alpha and beta are swapped with BLAS's).
     unsafe {
         gemm::gemm(
@@ -747,6 +760,45 @@ mod tests {
             for (g, &x) in got.iter().zip(&row) {
                 let want = ((x - m) as f64).exp() / sum;
                 assert!((*g as f64 - want).abs() <= 1e-6 * want + 1e-9, "n={n}: {g} vs {want}");
+            }
+        }
+    }
+
+    /// Both GEMMs (the BLAS when loaded, and the `gemm` crate) against a plain triple loop, for
+    /// every transposition, with leading dimensions wider than the matrices and beta 0 and 1.
+    #[test]
+    fn strided_gemm_matches_a_plain_loop() {
+        let (m, n, k) = (5, 7, 3);
+        let val = |i: usize| ((i * 7919 % 23) as f32 - 11.0) / 5.0;
+        for (ta, tb) in [(false, false), (false, true), (true, false), (true, true)] {
+            let (ar, ac) = if ta { (k, m) } else { (m, k) };
+            let (br, bc) = if tb { (n, k) } else { (k, n) };
+            let (lda, ldb, ldc) = (ac + 2, bc + 1, n + 3);
+            let a: Vec<f32> = (0..ar * lda).map(val).collect();
+            let b: Vec<f32> = (0..br * ldb).map(|i| val(i + 5)).collect();
+            let at = |i: usize, p: usize| if ta { a[p * lda + i] } else { a[i * lda + p] };
+            let bt = |p: usize, j: usize| if tb { b[j * ldb + p] } else { b[p * ldb + j] };
+            for beta in [0.0f32, 1.0] {
+                let c0: Vec<f32> = (0..m * ldc).map(|i| val(i + 9)).collect();
+                let mut want = c0.clone();
+                for i in 0..m {
+                    for j in 0..n {
+                        let dot: f32 = (0..k).map(|p| at(i, p) * bt(p, j)).sum();
+                        want[i * ldc + j] = 0.5 * dot + beta * c0[i * ldc + j];
+                    }
+                }
+                let mut runs: Vec<Vec<f32>> = Vec::new();
+                let mut c = c0.clone();
+                gemm_crate((ta, tb), (m, n, k), 0.5, (&a, lda), (&b, ldb), beta, (&mut c, ldc));
+                runs.push(c);
+                let mut c = c0.clone();
+                gemm((ta, tb), (m, n, k), 0.5, (&a, lda), (&b, ldb), beta, (&mut c, ldc));
+                runs.push(c);
+                for got in runs {
+                    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                        assert!((g - w).abs() < 1e-5, "ta={ta} tb={tb} beta={beta} [{i}]: {g} vs {w}");
+                    }
+                }
             }
         }
     }
