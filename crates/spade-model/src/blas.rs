@@ -75,13 +75,17 @@ impl Blas {
         assert!(a.len() == m * k && b.len() == k * n && c.len() == m * n, "sgemm: slice lengths do not match the shape");
         let lda = if ta { m } else { k };
         let ldb = if tb { k } else { n };
-        self.sgemm_strided((ta, tb), (m, n, k), 1.0, (a, lda), (b, ldb), 0.0, (c, n));
+        // SAFETY: the slices hold exactly the matrices (checked above).
+        unsafe { self.sgemm_strided((ta, tb), (m, n, k), 1.0, (a, lda), (b, ldb), 0.0, (c, n)) }
     }
 
-    /// `c = alpha · op(a) · op(b) + beta · c` with leading dimensions (see
-    /// [`crate::blocks::gemm`], which checks the bounds).
+    /// `c = alpha · op(a) · op(b) + beta · c` with leading dimensions.
+    ///
+    /// # Safety
+    /// Every element the dimensions and leading dimensions reach must lie inside the slices
+    /// ([`crate::blocks::check_bounds`] checks it).
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn sgemm_strided(
+    pub(crate) unsafe fn sgemm_strided(
         &self,
         (ta, tb): (bool, bool),
         (m, n, k): (usize, usize, usize),
@@ -93,8 +97,7 @@ impl Blas {
     ) {
         assert!(m.max(n).max(k).max(lda).max(ldb).max(ldc) <= i32::MAX as usize, "sgemm: dimension too large");
         let t = |x: bool| if x { TRANS } else { NO_TRANS };
-        // SAFETY: the callers check that the slices hold every element the dimensions and
-        // leading dimensions reach.
+        // SAFETY: the caller guarantees the bounds (see above).
         unsafe {
             (self.sgemm)(
                 ROW_MAJOR,

@@ -35,20 +35,27 @@ pub(crate) fn gemm(
     if m == 0 || n == 0 {
         return;
     }
-    let need = |rows: usize, cols: usize, ld: usize| if rows == 0 { 0 } else { (rows - 1) * ld + cols };
-    let (ar, ac) = if ta { (k, m) } else { (m, k) };
-    let (br, bc) = if tb { (n, k) } else { (k, n) };
-    assert!(
-        ac <= lda.max(1) && bc <= ldb.max(1) && n <= ldc && need(ar, ac, lda) <= a.len() && need(br, bc, ldb) <= b.len() && need(m, n, ldc) <= c.len(),
-        "gemm: buffers too small for ({m}, {n}, {k})"
-    );
+    check_bounds((ta, tb), (m, n, k), (a.len(), lda), (b.len(), ldb), (c.len(), ldc));
     match crate::blas::blas() {
-        Some(blas) => blas.sgemm_strided((ta, tb), (m, n, k), alpha, (a, lda), (b, ldb), beta, (c, ldc)),
+        // SAFETY: bounds checked just above.
+        Some(blas) => unsafe { blas.sgemm_strided((ta, tb), (m, n, k), alpha, (a, lda), (b, ldb), beta, (c, ldc)) },
         None => gemm_crate((ta, tb), (m, n, k), alpha, (a, lda), (b, ldb), beta, (c, ldc)),
     }
 }
 
-/// [`gemm`] on the `gemm` crate (bounds checked by the caller).
+/// Panics unless every element a row-major `op(a)` `(m, k)`, `op(b)` `(k, n)` and `c` `(m, n)`
+/// reach with these leading dimensions lies inside buffers of these lengths.
+pub(crate) fn check_bounds((ta, tb): (bool, bool), (m, n, k): (usize, usize, usize), (a, lda): (usize, usize), (b, ldb): (usize, usize), (c, ldc): (usize, usize)) {
+    let need = |rows: usize, cols: usize, ld: usize| if rows == 0 || cols == 0 { 0 } else { (rows - 1) * ld + cols };
+    let (ar, ac) = if ta { (k, m) } else { (m, k) };
+    let (br, bc) = if tb { (n, k) } else { (k, n) };
+    assert!(
+        ac <= lda.max(1) && bc <= ldb.max(1) && n <= ldc.max(1) && need(ar, ac, lda) <= a && need(br, bc, ldb) <= b && need(m, n, ldc) <= c,
+        "gemm: buffers too small for ({m}, {n}, {k})"
+    );
+}
+
+/// [`gemm`] on the `gemm` crate.
 #[allow(clippy::too_many_arguments)]
 fn gemm_crate(
     (ta, tb): (bool, bool),
@@ -59,11 +66,15 @@ fn gemm_crate(
     beta: f32,
     (c, ldc): (&mut [f32], usize),
 ) {
+    check_bounds((ta, tb), (m, n, k), (a.len(), lda), (b.len(), ldb), (c.len(), ldc));
+    if m == 0 || n == 0 {
+        return;
+    }
     let (a_rs, a_cs) = if ta { (1, lda as isize) } else { (lda as isize, 1) };
     let (b_rs, b_cs) = if tb { (1, ldb as isize) } else { (ldb as isize, 1) };
     let threads = candle_core::utils::get_num_threads();
     let par = if threads > 1 { gemm::Parallelism::Rayon(threads) } else { gemm::Parallelism::None };
-    // SAFETY: the caller (`gemm`, the test) bounds every element the strides reach inside the slices;
+    // SAFETY: `check_bounds` bounds every element the strides reach inside the slices;
     // `gemm` computes dst = alpha·dst + beta·lhs·rhs (its alpha and beta are swapped with BLAS's).
     unsafe {
         gemm::gemm(
@@ -494,8 +505,8 @@ fn prefix_len(valid: &[u8]) -> Option<usize> {
 /// every key is kept (exactly the additive mask's semantics, fully masked rows included).
 fn row_blocks(s: usize, valid: &[u8]) -> Vec<(usize, usize, usize)> {
     match prefix_len(valid) {
-        Some(len) => (0..s).step_by(ROW_BLOCK).map(|r0| (r0, (r0 + ROW_BLOCK).min(s), (r0 + ROW_BLOCK).min(s).min(len))).collect(),
-        None => vec![(0, s, s)],
+        Some(len) if len > 0 => (0..s).step_by(ROW_BLOCK).map(|r0| (r0, (r0 + ROW_BLOCK).min(s), (r0 + ROW_BLOCK).min(s).min(len))).collect(),
+        _ => vec![(0, s, s)],
     }
 }
 
@@ -543,7 +554,7 @@ fn exp_neg(x: f32) -> f32 {
     let t = x * std::f32::consts::LOG2_E + MAGIC;
     let n = t - MAGIC;
     let r = x - n * 0.693_359_4 + n * 2.121_944_4e-4;
-    let p = ((((1.987_569_1e-4 * r + 1.398_199_9e-3) * r + 8.333_452e-3) * r + 4.166_579_6e-2) * r + 1.666_666_5e-1) * r + 5.000_000_1e-1;
+    let p = ((((1.987_569_1e-4 * r + 1.398_199_9e-3) * r + 8.333_452e-3) * r + 4.166_579_6e-2) * r + 1.666_666_5e-1) * r + 0.5;
     let e = p * r * r + r + 1.0;
     let bits = (t.to_bits() as i32 - 0x4B40_0000 + 127) << 23;
     e * f32::from_bits(bits as u32)
@@ -614,12 +625,12 @@ pub(crate) fn forward(layer: &Layer, sh: &Shared, x: &[f32], keep: bool) -> Resu
         let blocks: Vec<_> = sh.valid.iter().map(|v| row_blocks(s, v)).collect();
         let mut y = zeros(n * qd);
         let mut p = zeros(if keep { dm.b * dm.nh * s * s } else { s * s });
-        for bi in 0..dm.b {
+        for (bi, rows_of) in blocks.iter().enumerate() {
             for h in 0..dm.nh {
                 let (qo, ko) = (bi * s * qd + h * hd, bi * s * kd + (h / g) * hd);
                 let po = if keep { (bi * dm.nh + h) * s * s } else { 0 };
                 let pm = &mut p[po..po + s * s];
-                for &(r0, r1, keys) in &blocks[bi] {
+                for &(r0, r1, keys) in rows_of {
                     let (ro, rq) = (r0 * s, qo + r0 * qd);
                     gemm((false, true), (r1 - r0, keys, hd), scale, (&q[rq..], qd), (&k[ko..], kd), 0.0, (&mut pm[ro..], s));
                     softmax_rows(pm, s, (r0, r1, keys), &sh.valid[bi]);
@@ -695,11 +706,11 @@ pub(crate) fn backward(layer: &Layer, sh: &Shared, x: &[f32], a: &Acts, dout: &[
         let mut dv = zeros(n * kd);
         let mut dp = zeros(s * s);
         let blocks: Vec<_> = sh.valid.iter().map(|v| row_blocks(s, v)).collect();
-        for bi in 0..dm.b {
+        for (bi, rows_of) in blocks.iter().enumerate() {
             for h in 0..dm.nh {
                 let (qo, ko) = (bi * s * qd + h * hd, bi * s * kd + (h / g) * hd);
                 let pm = &a.p[(bi * dm.nh + h) * s * s..][..s * s];
-                for &(r0, r1, keys) in &blocks[bi] {
+                for &(r0, r1, keys) in rows_of {
                     let (ro, rq, rows) = (r0 * s, qo + r0 * qd, r1 - r0);
                     let dpb = &mut dp[ro..r1 * s];
                     gemm((false, true), (rows, keys, hd), 1.0, (&dy[rq..], qd), (&a.v[ko..], kd), 0.0, (dpb, s));
@@ -811,5 +822,7 @@ mod tests {
         assert_eq!(row_blocks(300, &v), vec![(0, 128, 128), (128, 256, 170), (256, 300, 170)]);
         // Left padding: not a prefix, every key.
         assert_eq!(row_blocks(4, &[0, 1, 1, 1]), vec![(0, 4, 4)]);
+        // No real token: every key (the rows are uniform, as the additive mask makes them).
+        assert_eq!(row_blocks(4, &[0; 4]), vec![(0, 4, 4)]);
     }
 }

@@ -190,7 +190,8 @@ pub struct Checkpointed<'a> {
     tape: Tape,
 }
 
-/// What the forward kept.
+/// What the forward kept (one per micro-batch: the variants' sizes do not matter).
+#[allow(clippy::large_enum_variant)]
 enum Tape {
     /// candle's autograd, one block at a time from its detached input; the head's graph hangs
     /// off `top`, the last block's output, and ends in `graph` (the log-probs).
@@ -265,7 +266,9 @@ impl Checkpointed<'_> {
     }
 
     /// Backward of `Σ coef ⊙ logprobs`: `sink` receives gradient stores whose entries, summed
-    /// per weight, are the gradients (tied embeddings get two).
+    /// per weight, are the gradients (tied embeddings get two). The written-out blocks hand over
+    /// one store with every weight (zeros when no token was needed); [`Checkpointed::backward_into`]
+    /// adds into buffers without that copy.
     pub fn backward(self, coef: &Tensor, mut sink: impl FnMut(&GradStore) -> Result<()>) -> Result<()> {
         if matches!(self.tape, Tape::Blocks { .. }) {
             let m = self.model;
@@ -311,13 +314,16 @@ impl Checkpointed<'_> {
         let Some((head, to)) = head else { return Ok(()) };
         let st = m.stack(Repr::F32, true)?;
         let missing = || Error::Invalid("the blockwise backward lost a block's input".into());
-        let d = shared.dims.d;
+        let (d, n) = (shared.dims.d, shared.dims.b * shared.dims.s);
+        if coef.dims() != [shared.dims.b, shared.dims.s] {
+            return Err(Error::Invalid(format!("coefficients of shape {:?} for log-probs {:?}", coef.dims(), [shared.dims.b, shared.dims.s])));
+        }
         let coef = coef.flatten_all()?.to_vec1::<f32>()?;
         let coef: Vec<f32> = to.iter().map(|&i| coef[i]).collect();
         let embed_name = "model.embed_tokens.weight".to_string();
         let head_name = if m.weights.get_opt("lm_head.weight").is_some() { "lm_head.weight".to_string() } else { embed_name.clone() };
         let Lin::Dense(head_w) = &st.head else { return Err(Error::Invalid("quantised head in the blockwise backward".into())) };
-        let mut g = blocks::zeros(inputs.first().map(Vec::len).unwrap_or(0));
+        let mut g = blocks::zeros(n * d);
         let names = vec!["model.norm.weight".to_string(), head_name];
         let mut bufs = take(grads, &names);
         let res = match &mut bufs[..] {

@@ -323,7 +323,7 @@ impl Trainer {
             let need = needed(samples, &mb);
             let t0 = Instant::now();
             let checkpointed = match cfg.checkpointing && seqs.iter().any(|q| q.len() >= 2) {
-                true => Some(self.model.token_logprobs_blockwise(&seqs, temp, Some(&need), cfg.keep_activations_mib << 20)?),
+                true => Some(self.model.token_logprobs_blockwise(&seqs, temp, Some(&need), cfg.keep_activations_mib.saturating_mul(1 << 20))?),
                 false => None,
             };
             let lp = match &checkpointed {
