@@ -99,6 +99,8 @@ fn the_loss_falls_when_a_few_pairs_are_overfitted() {
     assert_eq!(losses.len(), 4);
     assert!(losses[3] < 0.8 * losses[0], "training loss per token {losses:?}");
     assert_eq!(m["train_pairs"], 3);
+    assert_eq!(m["config"]["lr_schedule"], "cosine");
+    assert_eq!(m["held_out_loss_by_epoch"].as_array().unwrap().len(), 4);
     // The checkpoint starts self-play afresh and loads as a model.
     let state: Value = serde_json::from_str(&std::fs::read_to_string(d.path().join("warm/trainer_state.json")).unwrap()).unwrap();
     assert_eq!(state["step"], 0);

@@ -28,7 +28,26 @@ use spade_design::prompt::{default_prompts_dir, Document, PromptSpec, Templates}
 use spade_design::warmup::{pairs, split, supervised_sequence, target_text};
 use spade_io::{TableWriter, WriteMeta};
 use spade_model::{Message, Model};
+use spade_train::optim::Schedule;
 use spade_train::{AdamW, LossAgg, Role, Sample, StepConfig, Trainer};
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+enum LrSchedule {
+    Constant,
+    Linear,
+    Cosine,
+}
+
+impl From<LrSchedule> for Schedule {
+    fn from(s: LrSchedule) -> Schedule {
+        match s {
+            LrSchedule::Constant => Schedule::Constant,
+            LrSchedule::Linear => Schedule::Linear,
+            LrSchedule::Cosine => Schedule::Cosine,
+        }
+    }
+}
 
 const EXAMPLES: &str = "\
 Examples:
@@ -90,9 +109,22 @@ struct Args {
     #[arg(long, default_value_t = 1)]
     micro_batch: usize,
 
-    /// AdamW learning rate.
+    /// AdamW learning rate (the peak, with a schedule).
     #[arg(long, default_value_t = 1e-5)]
     lr: f64,
+
+    /// Learning-rate schedule over all updates: constant, linear or cosine decay to 0.
+    #[arg(long, value_enum, default_value = "cosine", value_name = "SCHEDULE")]
+    lr_schedule: LrSchedule,
+
+    /// Fraction of the updates spent warming the learning rate up from 0 (linearly).
+    #[arg(long, default_value_t = 0.1, value_name = "F")]
+    warmup: f64,
+
+    /// MiB of block activations a forward may keep for its backward (as `spade-grpo-step`); the warm-up's
+    /// sequences are long, so keeping them all takes ~2 MiB per token for the default model.
+    #[arg(long, default_value_t = 4096, value_name = "MIB")]
+    keep_activations: usize,
 
     /// AdamW weight decay.
     #[arg(long, default_value_t = 0.0)]
@@ -153,6 +185,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     let t0 = Instant::now();
     anyhow::ensure!((0.0..1.0).contains(&args.held_out), "--held-out must be in [0, 1)");
     anyhow::ensure!(args.batch > 0 && args.micro_batch > 0, "--batch and --micro-batch must be ≥ 1");
+    anyhow::ensure!((0.0..1.0).contains(&args.warmup), "--warmup must be in [0, 1)");
     if !matches!(args.setting.as_str(), "games" | "tool-use") {
         bail!("--setting must be games or tool-use");
     }
@@ -219,34 +252,43 @@ fn run(args: Args) -> anyhow::Result<()> {
     );
 
     let (held_before, held_tokens) = spade_train::trainer::mean_nll(&trainer.model, &held, args.micro_batch)?;
-    let cfg = StepConfig {
+    let mut cfg = StepConfig {
         adamw: AdamW { lr: args.lr, weight_decay: args.weight_decay, max_grad_norm: args.max_grad_norm, ..AdamW::default() },
         loss_agg: LossAgg::TokenMean,
         micro_batch: args.micro_batch,
         supervised: true,
+        keep_activations_mib: args.keep_activations,
         ..StepConfig::default()
     };
     let updates_per_epoch = train.len().div_ceil(args.batch);
+    let total_updates = updates_per_epoch * args.epochs;
+    let warmup_updates = (args.warmup * total_updates as f64).round() as usize;
+    let schedule = Schedule::from(args.lr_schedule);
     let pb = args.common.progress(Some((updates_per_epoch * args.epochs) as u64), "warm-up");
-    let mut epochs = Vec::new();
+    let (mut epochs, mut held_by_epoch) = (Vec::new(), Vec::new());
     for epoch in 0..args.epochs {
         // A seeded order per epoch.
         let mut order: Vec<usize> = (0..train.len()).collect();
         order.sort_by_key(|&i| spade_design::hash_hex(&["warmup-order", &seed.to_string(), &epoch.to_string(), &i.to_string()]));
         let (mut loss, mut n) = (0.0, 0usize);
-        for chunk in order.chunks(args.batch) {
+        for (u, chunk) in order.chunks(args.batch).enumerate() {
             let batch: Vec<Sample> = chunk.iter().map(|&i| train[i].clone()).collect();
+            let update = epoch * updates_per_epoch + u;
+            cfg.adamw.lr = schedule.lr(args.lr, update, total_updates, warmup_updates);
             let m = trainer.step(&batch, &cfg, None)?;
             loss += m.loss * m.designer.tokens as f64;
             n += m.designer.tokens;
             pb.inc(1);
         }
         let mean = if n == 0 { 0.0 } else { loss / n as f64 };
-        tracing::info!("epoch {}: training loss {mean:.4} per token", epoch + 1);
         epochs.push(mean);
+        // The held-out loss after every epoch (a few forward passes), to see where overfitting starts.
+        let (h, _) = spade_train::trainer::mean_nll(&trainer.model, &held, args.micro_batch)?;
+        pb.suspend(|| tracing::info!("epoch {}: training loss {mean:.4} per token, held-out {h:.4}", epoch + 1));
+        held_by_epoch.push(h);
     }
     pb.finish_and_clear();
-    let (held_after, _) = spade_train::trainer::mean_nll(&trainer.model, &held, args.micro_batch)?;
+    let held_after = held_by_epoch.last().copied().unwrap_or(held_before);
     tracing::info!("held-out loss per token: {held_before:.4} before, {held_after:.4} after ({held_tokens} tokens)");
 
     // The checkpoint starts self-play afresh: step 0, no optimizer moments, itself the KL reference.
@@ -302,6 +344,7 @@ fn run(args: Args) -> anyhow::Result<()> {
             "train_envs": sp.train_envs.len(), "held_out_envs": sp.held_out_envs.len(),
             "train_docs": sp.train_docs.len(), "held_out_docs": sp.held_out_docs.len(),
             "epoch_loss": epochs, "held_out_loss_before": held_before, "held_out_loss_after": held_after,
+            "held_out_loss_by_epoch": held_by_epoch,
             "updates": updates, "wall_s": t0.elapsed().as_secs_f64(), "config": config,
         }),
     )?;

@@ -72,6 +72,33 @@ pub fn clip_factor(norm: f64, max_norm: f64) -> f64 {
     (max_norm / (norm + 1e-6)).min(1.0)
 }
 
+/// Learning-rate schedule over a run's updates: linear warm-up from 0, then constant, linear
+/// decay to 0, or half-cosine decay to 0 (the shapes of `transformers`' `get_*_schedule_with_warmup`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Schedule {
+    Constant,
+    Linear,
+    #[default]
+    Cosine,
+}
+
+impl Schedule {
+    /// Learning rate of update `step` (0-based) of `total`, the first `warmup` of them warming up.
+    pub fn lr(self, base: f64, step: usize, total: usize, warmup: usize) -> f64 {
+        if step < warmup {
+            return base * (step + 1) as f64 / (warmup + 1) as f64;
+        }
+        let span = total.saturating_sub(warmup).max(1) as f64;
+        let done = ((step - warmup) as f64 / span).clamp(0.0, 1.0);
+        match self {
+            Schedule::Constant => base,
+            Schedule::Linear => base * (1.0 - done),
+            Schedule::Cosine => base * 0.5 * (1.0 + (std::f64::consts::PI * done).cos()),
+        }
+    }
+}
+
 #[derive(Clone, Copy)]
 struct Consts {
     decay: f32,
@@ -185,6 +212,20 @@ pub fn step(
 mod tests {
     use super::*;
     use spade_model::candle_core::Device;
+
+    #[test]
+    fn schedules_warm_up_then_decay_towards_zero() {
+        let lrs = |s: Schedule| (0..10).map(|i| s.lr(1.0, i, 10, 2)).collect::<Vec<_>>();
+        for s in [Schedule::Constant, Schedule::Linear, Schedule::Cosine] {
+            let v = lrs(s);
+            assert!((v[0] - 1.0 / 3.0).abs() < 1e-12 && (v[1] - 2.0 / 3.0).abs() < 1e-12, "{s:?} warm-up {v:?}");
+            assert_eq!(v[2], 1.0, "{s:?} peaks after the warm-up");
+        }
+        let (lin, cos) = (lrs(Schedule::Linear), lrs(Schedule::Cosine));
+        assert!((lin[6] - 0.5).abs() < 1e-12 && (cos[6] - 0.5).abs() < 1e-12, "half way: {lin:?} {cos:?}");
+        assert!(lin.windows(2).skip(2).all(|w| w[1] < w[0]) && cos.windows(2).skip(2).all(|w| w[1] < w[0]));
+        assert!(cos[9] > 0.0 && cos[9] < 0.05 && lrs(Schedule::Constant)[9] == 1.0);
+    }
 
     /// A plain scalar AdamW, written the way PyTorch's single-tensor path reads.
     fn reference(h: &AdamW, p: &mut [f64], g: &[f64], m: &mut [f64], v: &mut [f64], step: i32) {
