@@ -241,7 +241,7 @@ WARM_POOL ?=
 # One pass over 120 games environments × 2 documents, peak lr 1e-4 with spade-sft's default warm-up
 # and cosine decay: 67 min on the 2-core CPU.
 SFT_FLAGS ?= --epochs 1 --per-env 2 --batch 4 --lr 1e-4 --examples 0 --max-new-tokens 1024
-WARM_DESIGN_FLAGS ?= --max-new-tokens 1536 --examples 0 --temperature 0.7
+WARM_DESIGN_FLAGS ?= --max-new-tokens 1536 --examples 0 --temperature 0.5
 SPADE_SFT ?= $(BIN)/spade-sft
 # The warm-up's seed (pairs, order and, unless SFT_FLAGS has --split-seed, the split). A second warm-up
 # continued from the first (fresh documents, the same held-out split; the check still against the base):
