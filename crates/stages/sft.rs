@@ -31,24 +31,6 @@ use spade_model::{Message, Model};
 use spade_train::optim::Schedule;
 use spade_train::{AdamW, LossAgg, Role, Sample, StepConfig, Trainer};
 
-#[derive(Debug, Clone, Copy, clap::ValueEnum, Serialize)]
-#[serde(rename_all = "lowercase")]
-enum LrSchedule {
-    Constant,
-    Linear,
-    Cosine,
-}
-
-impl From<LrSchedule> for Schedule {
-    fn from(s: LrSchedule) -> Schedule {
-        match s {
-            LrSchedule::Constant => Schedule::Constant,
-            LrSchedule::Linear => Schedule::Linear,
-            LrSchedule::Cosine => Schedule::Cosine,
-        }
-    }
-}
-
 const EXAMPLES: &str = "\
 Examples:
   spade-sample-corpus data/corpus --n 1000 -o docs.parquet
@@ -115,7 +97,7 @@ struct Args {
 
     /// Learning-rate schedule over all updates: constant, linear or cosine decay to 0.
     #[arg(long, value_enum, default_value = "cosine", value_name = "SCHEDULE")]
-    lr_schedule: LrSchedule,
+    lr_schedule: Schedule,
 
     /// Fraction of the updates spent warming the learning rate up from 0 (linearly).
     #[arg(long, default_value_t = 0.1, value_name = "F")]
@@ -263,8 +245,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     let updates_per_epoch = train.len().div_ceil(args.batch);
     let total_updates = updates_per_epoch * args.epochs;
     let warmup_updates = (args.warmup * total_updates as f64).round() as usize;
-    let schedule = Schedule::from(args.lr_schedule);
-    let pb = args.common.progress(Some((updates_per_epoch * args.epochs) as u64), "warm-up");
+    let pb = args.common.progress(Some(total_updates as u64), "warm-up");
     let (mut epochs, mut held_by_epoch) = (Vec::new(), Vec::new());
     for epoch in 0..args.epochs {
         // A seeded order per epoch.
@@ -274,7 +255,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         for (u, chunk) in order.chunks(args.batch).enumerate() {
             let batch: Vec<Sample> = chunk.iter().map(|&i| train[i].clone()).collect();
             let update = epoch * updates_per_epoch + u;
-            cfg.adamw.lr = schedule.lr(args.lr, update, total_updates, warmup_updates);
+            cfg.adamw.lr = args.lr_schedule.lr(args.lr, update, total_updates, warmup_updates);
             let m = trainer.step(&batch, &cfg, None)?;
             loss += m.loss * m.designer.tokens as f64;
             n += m.designer.tokens;

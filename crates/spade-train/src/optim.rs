@@ -74,7 +74,7 @@ pub fn clip_factor(norm: f64, max_norm: f64) -> f64 {
 
 /// Learning-rate schedule over a run's updates: linear warm-up from 0, then constant, linear
 /// decay to 0, or half-cosine decay to 0 (the shapes of `transformers`' `get_*_schedule_with_warmup`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Schedule {
     Constant,
