@@ -327,11 +327,14 @@ fn tokens_outside_the_mask_get_no_gradient() {
     assert!(g3.values().all(|g| g.iter().all(|&x| x == 0.0)));
 }
 
+/// The stage with this process's compute threads: the blocks' reductions follow the thread count,
+/// so a step compared bit for bit with one taken in this process must use as many.
 fn grpo(model: &Path, out: &Path, r: &str, c: &str, s: &str, extra: &[&str]) -> assert_cmd::assert::Assert {
+    let threads = spade_model::candle_core::utils::get_num_threads().to_string();
     stage("spade-grpo-step")
         .arg("--model")
         .arg(model)
-        .args(["--rollouts", r, "--candidates", c, "--scores", s, "--lr", "1e-3", "--micro-batch", "3", "--threads", "1"])
+        .args(["--rollouts", r, "--candidates", c, "--scores", s, "--lr", "1e-3", "--micro-batch", "3", "--threads", &threads])
         .args(extra)
         .arg("-o")
         .arg(out)
