@@ -179,3 +179,31 @@ fn default_corpus_has_the_three_domains() {
         assert!((150..=400).contains(&w), "{} has {w} words", r["doc_id"]);
     }
 }
+
+#[test]
+fn rounds_of_a_run_draw_fresh_documents_until_the_corpus_is_used_up() {
+    let d = tmp();
+    let a = d.path().join("a.jsonl");
+    let b = d.path().join("b.jsonl");
+    write_jsonl(&a, &corpus_rows(&[("math", 6)], 10));
+    write_jsonl(&b, &corpus_rows(&[("code", 5)], 10));
+    let draw = |round: u64, shards: [&std::path::Path; 2]| -> Vec<String> {
+        let out = d.path().join(format!("r{round}.jsonl"));
+        stage("spade-sample-corpus").args(shards).args(["--n", "3", "--seed", "4", "--round", &round.to_string(), "-o"]).arg(&out).assert().success();
+        ids(&out)
+    };
+    let r1 = draw(1, [&a, &b]);
+    assert_eq!(r1, draw(0, [&a, &b]), "round 0 (outside a run) draws as round 1");
+    assert_eq!(draw(2, [&a, &b]), draw(2, [&b, &a]), "shard order does not matter");
+    let mut seen = std::collections::HashSet::new();
+    for r in 1..=3 {
+        for id in draw(r, [&a, &b]) {
+            assert!(seen.insert(id.clone()), "round {r} drew {id} again before the corpus was used up");
+        }
+    }
+    // 11 documents: round 4 takes the last two of the first pass and one of the second.
+    let r4 = draw(4, [&a, &b]);
+    assert_eq!(r4.len(), 3);
+    assert_eq!(r4.iter().filter(|id| !seen.contains(*id)).count(), 2);
+    assert_eq!(r4.iter().collect::<std::collections::HashSet<_>>().len(), 3, "no document twice in a round");
+}

@@ -4,7 +4,9 @@
 //! stdin) with columns `id`, `text` and optional `domain`, `source` (other names mappable by
 //! flags), and writes a `docs` table: `--n` documents, or a per-domain `--mix`, chosen by seeded
 //! bottom-k sampling in one streaming pass (memory bounded by the sample, not the corpus), each
-//! cut to `--max-words` words. Other corpus columns are carried through.
+//! cut to `--max-words` words. Other corpus columns are carried through. Each `--round` of a run
+//! draws the next documents of the run's seeded order (rounds 0 and 1 alike); a document comes
+//! back only once the corpus (or its domain) is used up.
 
 use std::process::ExitCode;
 use std::time::Instant;
@@ -98,6 +100,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     let pb = args.common.progress(Some(total), "sampling");
     let mut sampler = Sampler::new(SampleConfig {
         seed: args.common.seed,
+        round: args.common.round,
         quota,
         max_words: args.max_words,
         allow_short: args.allow_short,

@@ -5,6 +5,12 @@
 //! uniform sampling without replacement (bottom-k / reservoir sampling with random keys) in memory
 //! bounded by the sample, and because the key depends only on the seed and the row's id, the sample
 //! does not depend on how the corpus is split into shards or in which order they are read.
+//!
+//! Rounds draw fresh documents: round `r` of a run takes the keys ranked `(r-1)·n … r·n`, and once
+//! the corpus (or a domain of the mix) is used up, a new pass in a new seeded order (see [`draw`]).
+//! The sampler then keeps `r·n` rows, or the whole corpus when it is smaller.
+
+pub mod draw;
 
 use std::collections::{BinaryHeap, HashMap};
 use std::sync::Arc;
@@ -78,6 +84,8 @@ impl std::str::FromStr for Quota {
 #[derive(Debug, Clone)]
 pub struct SampleConfig {
     pub seed: u64,
+    /// Round of the run (0 and 1 draw alike); each round draws the next documents of the run.
+    pub round: u64,
     pub quota: Quota,
     pub max_words: usize,
     /// Take all of a domain (or corpus) that has fewer documents than asked instead of failing.
@@ -87,6 +95,7 @@ pub struct SampleConfig {
 
 struct Entry {
     key: (u64, u64),
+    id: String,
     row: RecordBatch,
     origin: Arc<str>,
 }
@@ -110,14 +119,17 @@ impl Ord for Entry {
 
 /// A bounded max-heap keeping the `cap` smallest keys.
 struct Reservoir {
+    /// Documents asked for per round.
+    n: usize,
     cap: usize,
     seen: u64,
     heap: BinaryHeap<Entry>,
 }
 
 impl Reservoir {
-    fn new(cap: usize) -> Self {
-        Reservoir { cap, seen: 0, heap: BinaryHeap::with_capacity(cap + 1) }
+    fn new(n: usize, round: u64) -> Self {
+        let cap = draw::needed(n, round);
+        Reservoir { n, cap, seen: 0, heap: BinaryHeap::with_capacity(cap.min(1 << 16) + 1) }
     }
 
     fn admits(&self, key: (u64, u64)) -> bool {
@@ -145,8 +157,8 @@ pub struct Sampler {
 impl Sampler {
     pub fn new(cfg: SampleConfig) -> Self {
         let pools: Vec<(Option<String>, Reservoir)> = match &cfg.quota {
-            Quota::Total(n) => vec![(None, Reservoir::new(*n))],
-            Quota::Mix(m) => m.iter().map(|(d, n)| (Some(d.clone()), Reservoir::new(*n))).collect(),
+            Quota::Total(n) => vec![(None, Reservoir::new(*n, cfg.round))],
+            Quota::Mix(m) => m.iter().map(|(d, n)| (Some(d.clone()), Reservoir::new(*n, cfg.round))).collect(),
         };
         let index = pools.iter().enumerate().filter_map(|(i, (d, _))| d.clone().map(|d| (d, i))).collect();
         Sampler { cfg, pools, index, seq: 0, rows_read: 0 }
@@ -177,7 +189,7 @@ impl Sampler {
                 },
                 (Quota::Mix(_), _) => continue,
             };
-            let key = (xxhash_rust::xxh3::xxh3_64_with_seed(ids.value(row).as_bytes(), self.cfg.seed), seq);
+            let key = (draw::key(ids.value(row), self.cfg.seed, 0), seq);
             self.pools[pool].1.seen += 1;
             if self.pools[pool].1.admits(key) {
                 picked.push((pool, row, key));
@@ -193,7 +205,8 @@ impl Sampler {
         for (i, (pool, _, key)) in picked.into_iter().enumerate() {
             let r = &mut self.pools[pool].1;
             if r.admits(key) {
-                r.insert(Entry { key, row: taken.slice(i, 1), origin: b.origin.clone() });
+                let id = ids.value(rows.value(i) as usize).to_string();
+                r.insert(Entry { key, id, row: taken.slice(i, 1), origin: b.origin.clone() });
             }
         }
         Ok(())
@@ -204,17 +217,27 @@ impl Sampler {
         let names = self.cfg.names.clone();
         let mut chosen: Vec<Entry> = Vec::new();
         for (domain, r) in self.pools {
-            let got = r.heap.len();
-            if got < r.cap && !self.cfg.allow_short {
+            let total = r.seen as usize;
+            if total < r.n && !self.cfg.allow_short {
                 let what = match &domain {
-                    Some(d) => format!("domain `{d}` has {} documents, the mix asks for {}", r.seen, r.cap),
-                    None => format!("the corpus has {} documents, --n asks for {}", r.seen, r.cap),
+                    Some(d) => format!("domain `{d}` has {} documents, the mix asks for {}", r.seen, r.n),
+                    None => format!("the corpus has {} documents, --n asks for {}", r.seen, r.n),
                 };
-                return Err(Error::Short(format!("{what} (pass --allow-short to take all {got})")));
+                return Err(Error::Short(format!("{what} (pass --allow-short to take all {total})")));
             }
             let mut v = r.heap.into_vec();
             v.sort();
-            chosen.extend(v);
+            // Pass 0 is the kept rows' order; a later pass (only reached when every row is kept)
+            // orders them anew.
+            let picks = draw::pick(total, r.n, self.cfg.round, |pass| {
+                let mut order: Vec<usize> = (0..v.len()).collect();
+                if pass > 0 {
+                    order.sort_by_key(|&i| (draw::key(&v[i].id, self.cfg.seed, pass), v[i].key.1));
+                }
+                order
+            });
+            let mut slots: Vec<Option<Entry>> = v.into_iter().map(Some).collect();
+            chosen.extend(picks.into_iter().filter_map(|i| slots[i].take()));
         }
         build_docs(chosen, &names, self.cfg.max_words)
     }
