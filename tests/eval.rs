@@ -293,3 +293,65 @@ fn a_model_answers_every_item_and_each_answer_is_scored() {
     let samples: BTreeSet<i64> = rows.iter().map(|r| r["sample"].as_i64().unwrap()).collect();
     assert_eq!(samples, BTreeSet::from([0, 1]));
 }
+
+#[test]
+fn envs_suite_plays_every_environment_of_a_folder_or_table_without_the_hint() {
+    let d = tmp();
+    let model = crate::util::tiny_model(&d.path().join("tiny"), 5, 4096);
+    let folder = d.path().join("heldout");
+    std::fs::create_dir_all(&folder).unwrap();
+    for f in ["guess.py", "guess3.py"] {
+        std::fs::copy(crate::util::root().join("tests/data/rollout").join(f), folder.join(f)).unwrap();
+    }
+    let suite = format!("envs:{}", folder.display());
+    let out = d.path().join("e.jsonl");
+    let run = |out: &Path| {
+        eval(&["--model", model.to_str().unwrap(), "--suite", &suite, "--env-samples", "2", "--max-turns", "2", "--max-tokens", "4",
+            "--temperature", "0", "--threads", "1", "-o", out.to_str().unwrap()])
+        .success();
+        read_jsonl(out)
+    };
+    let rows = run(&out);
+    assert_eq!(rows.len(), 4, "2 environments × 2 samples");
+    for r in &rows {
+        assert_eq!(r["suite"], json!(suite));
+        assert_eq!(r["family"], "envs");
+        assert_eq!(r["status"], "ok", "{r}");
+        let s = r["score"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&s), "{r}");
+        assert!(!r["response"].as_str().unwrap().contains("Hint:"), "played without the hint: {r}");
+    }
+    let ids: BTreeSet<&str> = rows.iter().map(|r| r["item_id"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), 2);
+    let summary: Value = serde_json::from_str(&std::fs::read_to_string(format!("{}.summary.json", out.display())).unwrap()).unwrap();
+    assert!(summary["rows"].as_array().unwrap().iter().any(|r| r["name"] == json!(suite) && r["stderr"].is_number()), "{summary}");
+    // The same episodes again (fixed environment seeds, greedy).
+    let again = run(&d.path().join("e2.jsonl"));
+    let scores = |rs: &[Value]| rs.iter().map(|r| (r["item_id"].to_string(), r["sample"].to_string(), r["score"].to_string())).collect::<Vec<_>>();
+    assert_eq!(scores(&rows), scores(&again));
+    // Environments are played, not scored from given answers.
+    eval(&["--suite", &suite, "--self-check", "-o", d.path().join("x.jsonl").to_str().unwrap()]).code(2);
+}
+
+#[test]
+fn held_out_environments_are_a_stratified_share_no_seed_pool_contains() {
+    let root = crate::util::root();
+    let seeds = crate::util::files_in(&root.join("data/seed-envs"));
+    let held = crate::util::files_in(&root.join("data/heldout-envs"));
+    assert!(held.len() >= 12, "{held:?}");
+    let code = |dir: &str, f: &str| std::fs::read_to_string(root.join(dir).join(f)).unwrap();
+    let seed_codes: BTreeSet<String> = seeds.iter().map(|f| code("data/seed-envs", f)).collect();
+    let mut skills = BTreeSet::new();
+    for h in &held {
+        assert!(!seeds.contains(h), "{h} is in both folders");
+        let c = code("data/heldout-envs", h);
+        assert!(!seed_codes.contains(&c), "{h}'s code is in the seed pool");
+        skills.insert(c.lines().find_map(|l| l.strip_prefix("# skill:")).unwrap().trim().to_string());
+    }
+    assert_eq!(skills.len(), 6, "every skill is held out: {skills:?}");
+    assert!(held.iter().any(|h| h.starts_with("easy_")), "the easy level too");
+    // The split is the script's: running it again moves nothing.
+    let out = std::process::Command::new(crate::util::python()).arg(root.join("scripts/split-heldout.py")).arg("--dry-run").output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "", "the committed split is the script's");
+}

@@ -302,3 +302,43 @@ fn games_actions_are_boxed_and_the_hint_arm_sees_the_hint_once() {
         assert!(p.matches("HINT-MARKER-GUESS").count() <= 1);
     }
 }
+
+#[test]
+fn the_fixed_pool_draws_fresh_environments_each_round_and_matches_another_run() {
+    let dir = tmp();
+    let (mpath, _) = tiny(dir.path());
+    let mem = dir.path().join("memory.jsonl");
+    let mut rows = Vec::new();
+    for (name, label) in [("guess.py", "seed"), ("guess2.py", "too-easy"), ("guess3.py", "none"), ("crash.py", "seed")] {
+        let mut r = env_row(name);
+        r["last_round"] = json!(0);
+        r["label"] = json!(label);
+        rows.push(r);
+    }
+    write_jsonl(&mem, &rows);
+    let played = |round: &str, extra: &[&str]| -> Vec<String> {
+        let out = dir.path().join(format!("r{round}.jsonl"));
+        let mut c = stage("spade-rollout");
+        c.arg("--model").arg(&mpath).arg("--memory").arg(&mem).arg("-o").arg(&out);
+        c.args(["--pool-draw", "draw", "--round", round, "--group", "1", "--arms", "nohint", "--max-turns", "1"]);
+        c.args(["--max-new-tokens", "2", "--progress", "off"]).args(extra);
+        c.assert().success();
+        let mut ids: Vec<String> = read_jsonl(&out).iter().map(|r| r["env_id"].as_str().unwrap().to_string()).collect();
+        ids.sort();
+        ids.dedup();
+        ids
+    };
+    let (r1, r2) = (played("1", &["--pool", "2"]), played("2", &["--pool", "2"]));
+    assert_eq!(r1.len(), 2);
+    assert!(r1.iter().all(|e| !r2.contains(e)), "rounds 1 and 2 play different environments: {r1:?} {r2:?}");
+    let mut all: Vec<String> = r1.iter().chain(&r2).cloned().collect();
+    all.sort();
+    let mut want: Vec<String> = rows.iter().map(|r| r["env_id"].as_str().unwrap().to_string()).collect();
+    want.sort();
+    assert_eq!(all, want, "two rounds of 2 cover the whole pool of 4, labels ignored");
+    assert_eq!(r1, played("1", &["--pool", "2"]), "same (seed, round), same draw");
+    // Matched to another run: as many environments as its rollouts played.
+    let other = dir.path().join("other.jsonl");
+    write_jsonl(&other, &[json!({"env_id": "a"}), json!({"env_id": "b"}), json!({"env_id": "a"}), json!({"env_id": "c"})]);
+    assert_eq!(played("3", &["--pool-like", other.to_str().unwrap()]).len(), 3);
+}

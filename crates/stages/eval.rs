@@ -15,7 +15,11 @@
 //! of MATH-500), `aime24`, `aime25`, `bfcl-mt` (BFCL v4 multi-turn: base, miss-function and
 //! miss-parameter, `--n` items each; episodes against the package's function backends, every call
 //! decoded and executed in the sandbox, see `spade_evals::bfcl`; the row's `response` is the
-//! episode transcript as JSON). `--n` is per task.
+//! episode transcript as JSON), `rg:easy` (Reasoning-Gym tasks at settings a 135M model partly
+//! solves, see `spade_evals::RG_EASY`), and `envs:PATH`: every environment of a seed folder or an
+//! `envs` table played without the hint, `--env-samples` episodes each (one environment seed per
+//! sample, fixed for a given `--seed` whatever the round), by the rollout's episode loop with the
+//! environments in the sandbox; the score is the episode's return. `--n` is per task.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -56,7 +60,8 @@ struct Args {
     #[serde(skip)]
     server: spade_model::ServerArgs,
 
-    /// Suites: rg, rg:math, rg:algorithmic, rg:cognition, rg:logic, humaneval, math500, aime24, aime25, bfcl-mt.
+    /// Suites: rg, rg:math, rg:algorithmic, rg:cognition, rg:logic, rg:easy, humaneval, math500,
+    /// aime24, aime25, bfcl-mt, envs:PATH (a folder of seed .py environments or an envs table).
     #[arg(long, value_delimiter = ',', required = true)]
     suite: Vec<String>,
 
@@ -98,6 +103,19 @@ struct Args {
     #[arg(long, default_value_t = 2)]
     jobs: usize,
 
+    /// envs:PATH suites: episodes per environment, each on another environment seed [default:
+    /// --samples]; they are greedy unless --temperature is given, like every suite.
+    #[arg(long, value_name = "K")]
+    env_samples: Option<usize>,
+
+    /// envs:PATH suites: agent turns per episode (each reply at most --max-tokens tokens).
+    #[arg(long, default_value_t = 3)]
+    max_turns: usize,
+
+    /// envs:PATH suites: seconds one reset or step may take before the episode fails.
+    #[arg(long, default_value_t = 5.0)]
+    call_timeout: f64,
+
     /// bfcl-mt: executed steps per turn before an episode is force-quit (BFCL's limit).
     #[arg(long, default_value_t = bfcl::MAX_STEPS)]
     max_steps: usize,
@@ -129,9 +147,17 @@ impl Answer {
 
 fn run(args: Args) -> anyhow::Result<()> {
     let start = Instant::now();
-    let suites = spade_evals::expand_suites(&args.suite).map_err(|e| anyhow::anyhow!("--suite: {e}"))?;
-    if args.n == 0 || args.samples == 0 {
-        bail!("--n and --samples must be at least 1");
+    let (env_suites, named): (Vec<String>, Vec<String>) = args.suite.iter().map(|s| s.trim().to_string()).partition(|s| s.starts_with(ENVS));
+    let suites = if named.is_empty() && !env_suites.is_empty() {
+        Vec::new()
+    } else {
+        spade_evals::expand_suites(&named).map_err(|e| anyhow::anyhow!("--suite: {e}"))?
+    };
+    if args.n == 0 || args.samples == 0 || args.max_turns == 0 || args.env_samples == Some(0) {
+        bail!("--n, --samples, --env-samples and --max-turns must be at least 1");
+    }
+    if !env_suites.is_empty() && (args.self_check || !args.responses.is_empty()) {
+        bail!("--suite envs:…: environments are played by the model, not scored from --responses or --self-check");
     }
     let shard: Option<Shard> =
         args.shard.as_deref().map(str::parse).transpose().map_err(|e: String| anyhow::anyhow!("--shard {e}"))?;
@@ -140,7 +166,24 @@ fn run(args: Args) -> anyhow::Result<()> {
 
     let python = spade_evals::venv_python();
     let rg_seed = spade_evals::RG_SEED_BASE.wrapping_add(args.common.seed);
-    let mut items = spade_evals::load_items(&python, &suites, args.n, rg_seed)?;
+    let mut items = if suites.is_empty() { Vec::new() } else { spade_evals::load_items(&python, &suites, args.n, rg_seed)? };
+    let mut envs = Vec::new();
+    for suite in &env_suites {
+        let path = &suite[ENVS.len()..];
+        for e in spade::envs::read_envs_or_folder(path).with_context(|| format!("--suite {suite}"))? {
+            items.push(Item {
+                suite: suite.clone(),
+                family: "envs".into(),
+                task: e.skill.clone().unwrap_or_else(|| "env".into()),
+                item_id: e.env_id.clone(),
+                prompt: Vec::new(),
+                answer: None,
+                reference: None,
+                meta: serde_json::json!({"env": envs.len()}),
+            });
+            envs.push(e);
+        }
+    }
     if let Some(sh) = shard {
         items.retain(|it| sh.owns(it.hash()));
     }
@@ -170,7 +213,7 @@ fn run(args: Args) -> anyhow::Result<()> {
             Some(s) => format!("{s} (tokenizer {})", model_path.display()),
             None => model_path.display().to_string(),
         };
-        (generate(&args, &items, temperature, &scorer)?, pv, source)
+        (generate(&args, &items, &envs, temperature, &scorer)?, pv, source)
     };
 
     // Score in the sandbox (all but the answers that already have a verdict).
@@ -313,7 +356,7 @@ fn generation_seed(it: &Item, seed: u64, sample: usize, step: u64) -> u64 {
 }
 
 /// Generate `--samples` responses per item with the model (bfcl-mt items: play their episodes).
-fn generate(args: &Args, items: &[Item], temperature: f32, scorer: &Scorer) -> anyhow::Result<Vec<Answer>> {
+fn generate(args: &Args, items: &[Item], envs: &[spade_rollout::EnvSpec], temperature: f32, scorer: &Scorer) -> anyhow::Result<Vec<Answer>> {
     let model = args.model.load_with_server(&args.server).with_context(|| format!("loading model {}", args.model.model_path().display()))?;
     let params = SamplingParams {
         temperature,
@@ -322,10 +365,11 @@ fn generate(args: &Args, items: &[Item], temperature: f32, scorer: &Scorer) -> a
         ..SamplingParams::default()
     };
     let mut out = play_bfcl(args, &model, items, &params, scorer)?;
+    out.extend(play_envs(args, &model, items, envs, &params)?);
     let mut reqs = Vec::new();
     let mut keys = Vec::new();
     for (i, it) in items.iter().enumerate() {
-        if it.suite == "bfcl-mt" {
+        if it.suite == "bfcl-mt" || it.suite.starts_with(ENVS) {
             continue;
         }
         let msgs: Vec<Message> = it.prompt.iter().map(|m| Message::new(m.role.clone(), m.content.clone())).collect();
@@ -353,6 +397,60 @@ fn generate(args: &Args, items: &[Item], temperature: f32, scorer: &Scorer) -> a
     pb.finish_and_clear();
     out.sort_by_key(|a| (a.item, a.sample));
     Ok(out)
+}
+
+/// Prefix of the suites that play environments.
+const ENVS: &str = "envs:";
+
+/// Play `--samples` no-hint episodes of every environment item (the rollout's episode loop,
+/// environments in the sandbox); each answer carries its verdict: the return, or the failure.
+fn play_envs(
+    args: &Args,
+    model: &spade_model::Model,
+    items: &[Item],
+    envs: &[spade_rollout::EnvSpec],
+    params: &SamplingParams,
+) -> anyhow::Result<Vec<Answer>> {
+    use spade_rollout::{Arm, EpisodeSpec};
+    let mut pool = Vec::new();
+    let mut owner = Vec::new();
+    let mut specs = Vec::new();
+    for (i, it) in items.iter().enumerate().filter(|(_, it)| it.suite.starts_with(ENVS)) {
+        let env = &envs[it.meta["env"].as_u64().expect("env index") as usize];
+        for s in 0..args.env_samples.unwrap_or(args.samples) as u32 {
+            // Fixed environment seeds: every evaluation of a run plays the same instances.
+            let seed = spade_rollout::seed::episode_seed(args.common.seed, 0, 0, &env.env_id, "eval", s);
+            specs.push(EpisodeSpec { env: pool.len(), arm: Arm::NoHint, episode: s, seed });
+        }
+        pool.push(env.clone());
+        owner.push(i);
+    }
+    if specs.is_empty() {
+        return Ok(Vec::new());
+    }
+    if !(args.call_timeout > 0.0) {
+        bail!("--call-timeout must be positive");
+    }
+    let policy = spade_rollout::ModelPolicy { model, params: SamplingParams { stop_on_eos: true, ..params.clone() } };
+    let limits = spade_sandbox::Limits { call_timeout: std::time::Duration::from_secs_f64(args.call_timeout), ..Default::default() };
+    let sandbox = spade_sandbox::Sandbox::new(spade_sandbox::SandboxConfig { jobs: args.jobs.max(1), limits, ..Default::default() })
+        .context("starting the sandbox")?;
+    let play = spade_rollout::PlayConfig {
+        max_turns: args.max_turns as u32,
+        max_new_tokens: args.max_tokens,
+        ..spade_rollout::PlayConfig::default()
+    };
+    let pb = args.common.progress(Some(specs.len() as u64), "env episodes");
+    let (outcomes, _) = spade_rollout::play(&pool, &specs, &policy, &sandbox, &play, &mut |_| pb.inc(1))?;
+    pb.finish_and_clear();
+    Ok(outcomes
+        .into_iter()
+        .map(|o| {
+            let mut a = Answer::new(owner[o.spec.env], o.spec.episode as i32, o.transcript.to_string());
+            a.verdict = Some(ScoreOut { score: o.ret, status: o.status.clone(), extracted: None });
+            a
+        })
+        .collect())
 }
 
 /// Play `--samples` BFCL multi-turn episodes per bfcl-mt item: every live episode takes one step

@@ -27,7 +27,7 @@ use serde::Serialize;
 use spade_cli::{Common, Shard};
 use spade_io::{TableReader, TableWriter, WriteMeta};
 use spade_rollout::seed::{env_hash, episode_seed};
-use spade_rollout::{Arm, EnvSpec, EpisodeOutcome, EpisodeSpec, MemoryEnv, ModelPolicy, PlayConfig, Setting, Templates};
+use spade_rollout::{Arm, EnvSpec, EpisodeOutcome, EpisodeSpec, ModelPolicy, PlayConfig, Templates};
 use spade_sandbox::{Limits, Sandbox, SandboxConfig};
 use spade_schema::ROLLOUTS;
 
@@ -60,6 +60,18 @@ struct Args {
     /// Environments taken from the memory besides the new ones.
     #[arg(long, default_value_t = 8)]
     pool: usize,
+
+    /// How the memory's environments are chosen: `recent` (self-play: most recently seen first,
+    /// never too-easy, too-hard, failing or leak) or `draw` (the fixed-pool baseline: each
+    /// --round takes the next --pool environments of the whole memory in a seeded order, none
+    /// again until all have been played).
+    #[arg(long, value_enum, default_value_t = PoolChoice::Recent)]
+    pool_draw: PoolChoice,
+
+    /// Take as many memory environments as this rollouts (or envs) table has distinct `env_id`s,
+    /// instead of --pool: the baseline plays as many environments as the run it is compared with.
+    #[arg(long, value_name = "FILE")]
+    pool_like: Vec<String>,
 
     /// Output `rollouts` table.
     #[arg(short, long, value_name = "FILE")]
@@ -126,72 +138,29 @@ struct Args {
     common: Common,
 }
 
+/// How the memory's share of the active pool is chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+enum PoolChoice {
+    Recent,
+    Draw,
+}
+
 fn main() -> ExitCode {
     let args: Args = spade_cli::parse();
     let common = args.common.clone();
     spade_cli::run(&common, || run(args))
 }
 
-fn strs(b: &spade_io::Batch, name: &str) -> anyhow::Result<Option<StringArray>> {
-    Ok(b.opt_column(name, &DataType::Utf8)?.map(|a| a.as_any().downcast_ref::<StringArray>().expect("utf8").clone()))
-}
-
-fn get(a: &Option<StringArray>, i: usize) -> Option<String> {
-    a.as_ref().filter(|a| a.is_valid(i)).map(|a| a.value(i).to_string())
-}
-
-/// Reads an `envs` table.
-fn read_envs(paths: &[String]) -> anyhow::Result<Vec<EnvSpec>> {
-    let mut out = Vec::new();
-    if paths.is_empty() {
-        return Ok(out);
-    }
+/// Distinct `env_id`s of a table (a matched run's rollouts).
+fn distinct_env_ids(paths: &[String]) -> anyhow::Result<usize> {
+    let mut ids = std::collections::HashSet::new();
     for b in TableReader::open(paths)?.read_all()? {
-        let ids = b.required("env_id", &DataType::Utf8)?;
-        let ids = ids.as_any().downcast_ref::<StringArray>().expect("utf8");
-        let code = b.required("code", &DataType::Utf8)?;
-        let code = code.as_any().downcast_ref::<StringArray>().expect("utf8");
-        let (hint, skill, setting) = (strs(&b, "hint")?, strs(&b, "skill")?, strs(&b, "setting")?);
-        for i in 0..b.num_rows() {
-            if ids.is_null(i) {
-                return Err(b.row_error(i, "env_id", "is null").into());
-            }
-            if code.is_null(i) {
-                return Err(b.row_error(i, "code", "is null").into());
-            }
-            out.push(EnvSpec {
-                env_id: ids.value(i).to_string(),
-                code: code.value(i).to_string(),
-                hint: get(&hint, i),
-                skill: get(&skill, i),
-                setting: Setting::parse(get(&setting, i).as_deref()),
-                origin: "new",
-            });
-        }
+        let c = b.required("env_id", &DataType::Utf8)?;
+        let c = c.as_any().downcast_ref::<StringArray>().expect("utf8");
+        ids.extend(c.iter().flatten().map(str::to_string));
     }
-    Ok(out)
-}
-
-fn read_memory(paths: &[String]) -> anyhow::Result<Vec<MemoryEnv>> {
-    if paths.is_empty() {
-        return Ok(Vec::new());
-    }
-    let m = spade_selfplay::Memory::from_batches(&TableReader::open(paths)?.read_all()?).context("reading --memory")?;
-    Ok(m.entries()
-        .iter()
-        .map(|e| MemoryEnv {
-            env: EnvSpec {
-                env_id: e.env_id.clone(),
-                code: e.code.clone(),
-                hint: e.hint.clone(),
-                skill: e.skill.clone(),
-                setting: Setting::parse(e.setting.as_deref()),
-                origin: "memory",
-            },
-            last_round: e.last_round,
-            label: e.label.clone(),
-        })
-        .collect())
+    Ok(ids.len())
 }
 
 fn parse_arms(s: &str) -> anyhow::Result<Vec<Arm>> {
@@ -272,10 +241,20 @@ fn run(args: Args) -> anyhow::Result<()> {
     };
 
     // The active pool, then this shard's slice of it.
-    let new = read_envs(&args.envs)?;
-    let memory = read_memory(&args.memory)?;
+    let new = spade::envs::read_envs(&args.envs)?;
+    let memory = spade::envs::read_memory(&args.memory)?;
     let (n_new, n_memory) = (new.len(), memory.len());
-    let mut pool = spade_rollout::active_pool(new, memory, args.pool);
+    let want = if args.pool_like.is_empty() { args.pool } else { distinct_env_ids(&args.pool_like)? };
+    let mut pool = match args.pool_draw {
+        PoolChoice::Recent => spade_rollout::active_pool(new, memory, want),
+        PoolChoice::Draw => {
+            let mut p = spade_rollout::active_pool(new, Vec::new(), 0);
+            let drawn = spade_rollout::drawn_pool(memory, want, args.common.seed, args.common.round);
+            let new_ids: std::collections::HashSet<String> = p.iter().map(|e| e.env_id.clone()).collect();
+            p.extend(drawn.into_iter().filter(|e| !new_ids.contains(&e.env_id)));
+            p
+        }
+    };
     let pool_size = pool.len();
     if let Some(s) = shard {
         pool.retain(|e| s.owns(env_hash(&e.env_id)));

@@ -24,6 +24,19 @@ RG_FAMILIES = {
     "logic": ["knights_knaves", "syllogism", "propositional_logic", "aiw", "self_reference", "circuit_logic"],
 }
 
+# rg:easy: Reasoning-Gym tasks at settings a 135M model partly solves (measured; README), each
+# with the generator's own configuration. Must match RG_EASY in crates/spade-evals/src/lib.rs.
+RG_EASY = {
+    "basic_arithmetic": {"min_terms": 2, "max_terms": 2, "min_digits": 1, "max_digits": 1,
+                         "operators": ["+", "-"], "allow_parentheses": False, "allow_negation": False},
+    "chain_sum": {"min_terms": 2, "max_terms": 2, "min_digits": 1, "max_digits": 1},
+    "products": {"min_terms": 2, "max_terms": 2, "min_digits": 1, "max_digits": 1},
+    "count_bits": {"min_n": 1, "max_n": 15},
+    "letter_counting": {"min_words": 1, "max_words": 3},
+    "gcd": {"min_numbers": 2, "max_numbers": 2, "min_value": 2, "max_value": 20},
+}
+EASY_INSTRUCTION = "Answer with the final answer only, inside <answer></answer> tags."
+
 MATH_INSTRUCTION = "Please reason step by step, and put your final answer within \\boxed{}."
 CODE_INSTRUCTION = ("Complete the following Python function. Reply with the complete function "
                     "in one ```python code block.")
@@ -51,6 +64,22 @@ def load_rg(family, n, seed):
                 "answer": None if answer is None else str(answer),
                 "reference": None if ref is None else "<answer>%s</answer>" % ref,
                 "meta": {"task": task, "seed": seed, "size": n, "index": i},
+            })
+
+
+def load_rg_easy(n, seed):
+    import reasoning_gym
+    for task, config in RG_EASY.items():
+        ds = reasoning_gym.create_dataset(task, seed=seed, size=n, **config)
+        for i in range(n):
+            e = ds[i]
+            answer = e.get("answer")
+            emit({
+                "suite": "rg:easy", "family": "easy", "task": task, "item_id": str(i),
+                "prompt": [{"role": "user", "content": e["question"] + "\n" + EASY_INSTRUCTION}],
+                "answer": None if answer is None else str(answer),
+                "reference": None if answer is None else "<answer>%s</answer>" % answer,
+                "meta": {"task": task, "seed": seed, "size": n, "index": i, "config": config, "lenient": True},
             })
 
 
@@ -128,7 +157,9 @@ def main():
     cfg = json.loads(sys.argv[1])
     n, seed = int(cfg["n"]), int(cfg["seed"])
     for suite in cfg["suites"]:
-        if suite.startswith("rg:"):
+        if suite == "rg:easy":
+            load_rg_easy(n, seed)
+        elif suite.startswith("rg:"):
             load_rg(suite[3:], n, seed)
         elif suite == "humaneval":
             load_humaneval(n)

@@ -9,6 +9,7 @@ episodes (the model's calls are eval()ed against the package's function backends
     bfcl_step(site_paths, meta, executed, reply) -> {"calls", "results", "error"}
 """
 
+import json
 import math
 import re
 import sys
@@ -35,20 +36,35 @@ def _clip(x):
     return min(1.0, max(0.0, x))
 
 
-def _rg_dataset(task, seed, size):
-    key = (task, seed, size)
+def _rg_dataset(task, seed, size, config=None):
+    key = (task, seed, size, json.dumps(config, sort_keys=True))
     if key not in _RG_CACHE:
         import reasoning_gym
-        _RG_CACHE[key] = reasoning_gym.create_dataset(task, seed=seed, size=size)
+        _RG_CACHE[key] = reasoning_gym.create_dataset(task, seed=seed, size=size, **(config or {}))
     return _RG_CACHE[key]
+
+
+def _lenient_answer(response, gold):
+    """rg:easy without <answer> tags: the last \\boxed{} content, else the last number when the
+    gold answer is a number, else the last non-empty line without its closing punctuation."""
+    boxed = re.findall(r"\\boxed\{([^{}]*)\}", response)
+    if boxed:
+        return boxed[-1].strip()
+    if gold is not None and re.fullmatch(r"-?\d+(\.\d+)?", str(gold).strip()):
+        nums = re.findall(r"-?\d+(?:\.\d+)?", response)
+        return nums[-1] if nums else None
+    lines = [l.strip() for l in response.strip().splitlines() if l.strip()]
+    return lines[-1].rstrip(".!") if lines else None
 
 
 def score_rg(item):
     from reasoning_gym.utils import extract_answer
     m = item["meta"]
-    ds = _rg_dataset(m["task"], int(m["seed"]), int(m["size"]))
+    ds = _rg_dataset(m["task"], int(m["seed"]), int(m["size"]), m.get("config"))
     entry = ds[int(m["index"])]
     extracted = extract_answer(item["response"] or "")
+    if extracted is None and m.get("lenient"):
+        extracted = _lenient_answer(item["response"] or "", item.get("answer"))
     if extracted is None:  # no <answer> tags: nothing to score (some scorers give None format credit)
         return {"score": 0.0, "status": "ok", "extracted": None}
     return {"score": _clip(ds.score_answer(extracted, entry)), "status": "ok", "extracted": extracted}

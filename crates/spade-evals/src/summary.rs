@@ -1,5 +1,6 @@
 //! Summaries per suite and per family: avg@k (mean score), pass@k (share of items with a
-//! sample scoring 1), scoring failures.
+//! sample scoring 1), the standard error of the mean (over items: the sample standard deviation of
+//! the items' mean scores over √items), scoring failures.
 
 use std::collections::BTreeMap;
 
@@ -25,6 +26,8 @@ pub struct SummaryRow {
     pub samples: usize,
     /// Mean score over all samples (avg@k).
     pub mean: f64,
+    /// Standard error of `mean`, over items (0 with fewer than two items).
+    pub stderr: f64,
     /// Share of items with at least one sample scoring 1.0 (pass@k, k = samples per item).
     pub pass_at_k: f64,
     /// Samples whose scoring failed (status not `ok`), scored 0.
@@ -45,6 +48,20 @@ struct Acc {
     samples: usize,
     errors: usize,
     best: BTreeMap<String, f64>,
+    per_item: BTreeMap<String, (f64, usize)>,
+}
+
+impl Acc {
+    fn stderr(&self) -> f64 {
+        let n = self.per_item.len();
+        if n < 2 {
+            return 0.0;
+        }
+        let means: Vec<f64> = self.per_item.values().map(|(s, k)| s / *k as f64).collect();
+        let m = means.iter().sum::<f64>() / n as f64;
+        let var = means.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1) as f64;
+        (var / n as f64).sqrt()
+    }
 }
 
 /// Summarise per suite (in first-seen order) and per family.
@@ -62,6 +79,9 @@ pub fn summarize(rows: &[Scored], k: usize, note: impl Fn(&str) -> Option<&'stat
             a.errors += usize::from(!r.ok);
             let b = a.best.entry(r.item.to_string()).or_insert(0.0);
             *b = b.max(r.score);
+            let p = a.per_item.entry(r.item.to_string()).or_insert((0.0, 0));
+            p.0 += r.score;
+            p.1 += 1;
         }
     }
     order.sort_by_key(|(level, _)| level != "suite");
@@ -77,6 +97,7 @@ pub fn summarize(rows: &[Scored], k: usize, note: impl Fn(&str) -> Option<&'stat
                 items,
                 samples: a.samples,
                 mean: if a.samples > 0 { a.sum / a.samples as f64 } else { 0.0 },
+                stderr: a.stderr(),
                 pass_at_k: if items > 0 { a.best.values().filter(|&&s| s >= 1.0).count() as f64 / items as f64 } else { 0.0 },
                 errors: a.errors,
             }
@@ -89,23 +110,25 @@ impl Summary {
     /// A plain-text table.
     pub fn table(&self) -> String {
         let mut s = format!(
-            "{:<7} {:<14} {:>6} {:>8} {:>8} {:>8} {:>7}\n",
+            "{:<7} {:<14} {:>6} {:>8} {:>8} {:>7} {:>8} {:>7}\n",
             "level",
             "name",
             "items",
             "samples",
             format!("avg@{}", self.k),
+            "±se",
             format!("pass@{}", self.k),
             "errors"
         );
         for r in &self.rows {
             s.push_str(&format!(
-                "{:<7} {:<14} {:>6} {:>8} {:>8.3} {:>8.3} {:>7}{}\n",
+                "{:<7} {:<14} {:>6} {:>8} {:>8.3} {:>7.3} {:>8.3} {:>7}{}\n",
                 r.level,
                 r.name,
                 r.items,
                 r.samples,
                 r.mean,
+                r.stderr,
                 r.pass_at_k,
                 r.errors,
                 r.note.as_deref().map(|n| format!("  ({n})")).unwrap_or_default()
@@ -132,6 +155,8 @@ mod tests {
         let r = &s.rows[0];
         assert_eq!((r.level.as_str(), r.items, r.samples, r.errors), ("suite", 2, 4, 1));
         assert_eq!((r.mean, r.pass_at_k), (0.25, 0.5));
+        // Item means 0.5 and 0: sd 0.3536, over √2.
+        assert!((r.stderr - 0.25).abs() < 1e-12, "{}", r.stderr);
         assert!(s.table().contains("pass@2"));
     }
 }

@@ -26,7 +26,7 @@ pub mod seed;
 
 pub use episode::{play, Arm, EpisodeOutcome, EpisodeSpec, PlayConfig, PlayStats};
 pub use policy::{ModelPolicy, Policy, ScriptedPolicy};
-pub use pool::{active_pool, EnvSpec, MemoryEnv};
+pub use pool::{active_pool, drawn_pool, EnvSpec, MemoryEnv};
 pub use prompt::Templates;
 pub use spade_sandbox::validate::Setting;
 

@@ -2,6 +2,10 @@
 //! recently seen first, never those labelled too easy, too hard, failing or leaking; with no new
 //! environment the memory's alone. `--shard I/N` then keeps the environments whose `env_id` hash
 //! falls in slice I, so the shards of one call partition its pool.
+//!
+//! The fixed-pool baseline draws instead ([`drawn_pool`]): each round takes the next P environments
+//! of the whole memory in a seeded order, without replacement until every one has been played
+//! (the corpus sampler's draw, `spade_corpus::draw`).
 
 use std::collections::HashSet;
 
@@ -60,6 +64,17 @@ pub fn active_pool(new: Vec<EnvSpec>, memory: Vec<MemoryEnv>, pool: usize) -> Ve
     out
 }
 
+/// Round `round`'s draw of `pool` environments of the whole memory (labels ignored: the baseline
+/// does not curate), seeded by `seed`, in draw order.
+pub fn drawn_pool(memory: Vec<MemoryEnv>, pool: usize, seed: u64, round: u64) -> Vec<EnvSpec> {
+    let mut seen = HashSet::new();
+    let envs: Vec<EnvSpec> = memory.into_iter().filter(|m| seen.insert(m.env.env_id.clone())).map(|m| m.env).collect();
+    let ids: Vec<&str> = envs.iter().map(|e| e.env_id.as_str()).collect();
+    let picks = spade_corpus::draw::draw(&ids, seed, round, pool);
+    let mut slots: Vec<Option<EnvSpec>> = envs.into_iter().map(Some).collect();
+    picks.into_iter().filter_map(|i| slots[i].take()).map(|e| EnvSpec { origin: "memory", ..e }).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -90,5 +105,19 @@ mod tests {
         let p = active_pool(vec![], memory.clone(), 2);
         assert_eq!(ids(p), ["new1:memory", "recent2:memory"]);
         assert!(active_pool(vec![], memory, 0).is_empty());
+    }
+
+    #[test]
+    fn drawn_pools_cover_the_memory_before_repeating() {
+        let memory: Vec<MemoryEnv> = (0..7).map(|i| mem(&format!("e{i}"), i, if i == 0 { "too-hard" } else { "seed" })).collect();
+        let ids = |r: u64| drawn_pool(memory.clone(), 3, 5, r).into_iter().map(|e| e.env_id).collect::<Vec<_>>();
+        let (r1, r2) = (ids(1), ids(2));
+        assert_eq!(r1, ids(1));
+        assert_eq!(r1.len(), 3);
+        assert!(r1.iter().all(|e| !r2.contains(e)), "{r1:?} vs {r2:?}");
+        let mut all: Vec<String> = r1.into_iter().chain(r2).chain(ids(3).into_iter().take(1)).collect();
+        all.sort();
+        all.dedup();
+        assert_eq!(all.len(), 7, "three rounds of 3 play all 7 environments");
     }
 }
