@@ -31,14 +31,35 @@ SIZE ?= 1,2,2
 STEPS ?= 1
 DELAY ?= 0
 EVAL_EVERY ?= 1
-EVAL_SUITES ?= rg:math,rg:logic
-EVAL_N ?= 2
+# Held-out evaluation: Reasoning-Gym tasks the 135M model partly solves (rg:easy, EVAL_N items per
+# task) and the held-out seed environments (data/heldout-envs/, never in a warm-up or a memory),
+# played without the hint, EVAL_SAMPLES episodes each (other environment seeds); greedy.
+EVAL_SUITES ?= rg:easy,envs:data/heldout-envs
+EVAL_N ?= 32
+EVAL_SAMPLES ?= 2
 THREADS ?= 2
 DEVICE ?= cpu
+# MODEL: the base model (the embedded default unless given). A run's first round starts from START:
+# the warm-started designer ($(WARM)/checkpoint, `make warmstart`) when it exists, else MODEL.
 MODEL ?= $(shell $(SHELL) scripts/fetch-model.sh 2>/dev/null)
+WARM ?= $(RUNS)/warmstart
+START ?= $(if $(wildcard $(WARM)/checkpoint/trainer_state.json),$(WARM)/checkpoint,$(MODEL))
 POOL ?= 2
+# FIXED_POOL=1 plays FIXED_POOL_SIZE environments drawn from the whole starting pool each round
+# (seeded, without replacement until all were played): as many as the self-play run's active pool
+# can hold (DOCS × PER_DOC new + POOL), or, with MATCH_RUN=runs/<run>, exactly as many as that
+# run played in the same round.
+MATCH_RUN ?=
 TEMPERATURE ?= 1.0
+# The designer samples cooler: the warm-started 135M designer wrote 15 of 32 valid, novel environments
+# at 0.5 and 7 at 0.7 (make warmstart-check); its log-probs are at this temperature, as the trainer scores them.
+DESIGN_TEMPERATURE ?= 0.5
 LR ?= 1e-6
+# Plays of the seed environments by the default model (both arms; `make seed-plays` remakes them): the
+# starting memory records them. Used with the default MODEL only; SEED_PLAYS= turns them off.
+SEED_PLAYS_FILE := data/seed-plays.parquet
+SEED_PLAYS ?= $(if $(filter file,$(origin MODEL)),$(wildcard $(SEED_PLAYS_FILE)),)
+SEED_PLAYS_GROUP ?= 2
 # Baseline and ablations: FIXED_POOL=1 (no designer), FROZEN_DESIGNER=1, NO_MEMORY=1,
 # NO_CORPUS=1, VARIANT=blend|solve-rate|learning-potential
 FIXED_POOL ?=
@@ -54,7 +75,8 @@ VALIDATE_FLAGS ?=
 ROLLOUT_FLAGS ?= --max-new-tokens 96 --max-turns 3
 REGRET_FLAGS ?=
 GRPO_FLAGS ?=
-EVAL_FLAGS ?= --max-tokens 256
+EVAL_FLAGS ?= --max-tokens 96 --max-turns 3
+EVAL_TEMPERATURE ?= 0
 # A fixed candidates table used instead of running the designer (tests, replays of a saved batch).
 CANDIDATES ?=
 # The stage programs: swap any for your own program that honours the same file contract.
@@ -73,8 +95,9 @@ comma := ,
 DOCS := $(word 1,$(subst $(comma), ,$(SIZE)))
 PER_DOC := $(word 2,$(subst $(comma), ,$(SIZE)))
 GROUP := $(word 3,$(subst $(comma), ,$(SIZE)))
+FIXED_POOL_SIZE ?= $(shell echo $$(($(DOCS)*$(PER_DOC)+$(POOL))))
 
-.PHONY: all build test test-all test-slurm test-server bench venv model deps round rounds report warmstart warmstart-check clean-runs help
+.PHONY: seed-plays all build test test-all test-slurm test-server bench venv model deps round rounds report warmstart warmstart-check experiment clean-runs help
 
 all: build
 
@@ -139,9 +162,11 @@ SDIR = $(RDIR)/step-$(1)
 METRICS := --metrics $(RUNDIR)/metrics.jsonl
 COMMON = --seed $(SEED) --round $(ROUND) $(METRICS)
 MODELFLAGS = --threads $(THREADS) --device $(DEVICE) --temperature $(TEMPERATURE)
-# The model a round starts from: the previous round's last checkpoint, or MODEL.
+DESIGNFLAGS = --threads $(THREADS) --device $(DEVICE) --temperature $(DESIGN_TEMPERATURE)
+EVALFLAGS = --threads $(THREADS) --device $(DEVICE) --temperature $(EVAL_TEMPERATURE) $(EVAL_FLAGS)
+# The model a round starts from: the previous round's last checkpoint, or START.
 START_CKPT := $(if $(filter 1,$(ROUND)),,$(PREV)/step-$(LAST_STEP)/checkpoint/trainer_state.json)
-START_MODEL := $(if $(filter 1,$(ROUND)),$(MODEL),$(PREV)/step-$(LAST_STEP)/checkpoint)
+START_MODEL := $(if $(filter 1,$(ROUND)),$(START),$(PREV)/step-$(LAST_STEP)/checkpoint)
 START_MEMORY := $(if $(filter 1,$(ROUND)),$(RUNDIR)/memory-0000.parquet,$(PREV)/memory.parquet)
 # The designer batch trained at this round's last step: this round's (DELAY=0) or DELAY rounds back.
 DROUND := $(shell echo $$(($(ROUND)-$(DELAY))))
@@ -154,17 +179,19 @@ $(RUNDIR)/config.json: | venv
 	mkdir -p $(RUNDIR)
 	$(PYTHON) -c 'import json,sys; a=sys.argv[1:]; json.dump(dict(zip(a[::2],a[1::2])),open("$@.tmp","w"),indent=1)' \
 	  run "$(RUN)" seed "$(SEED)" size "$(SIZE)" steps "$(STEPS)" delay "$(DELAY)" eval_every "$(EVAL_EVERY)" \
-	  eval_suites "$(EVAL_SUITES)" eval_n "$(EVAL_N)" threads "$(THREADS)" device "$(DEVICE)" model "$(MODEL)" \
-	  pool "$(POOL)" temperature "$(TEMPERATURE)" lr "$(LR)" variant "$(VARIANT)" fixed_pool "$(FIXED_POOL)" \
+	  eval_suites "$(EVAL_SUITES)" eval_n "$(EVAL_N)" eval_samples "$(EVAL_SAMPLES)" threads "$(THREADS)" device "$(DEVICE)" \
+	  model "$(MODEL)" start "$(START)" seed_plays "$(SEED_PLAYS)" match_run "$(MATCH_RUN)" fixed_pool_size "$(FIXED_POOL_SIZE)" \
+	  pool "$(POOL)" temperature "$(TEMPERATURE)" design_temperature "$(DESIGN_TEMPERATURE)" lr "$(LR)" variant "$(VARIANT)" fixed_pool "$(FIXED_POOL)" \
 	  frozen_designer "$(FROZEN_DESIGNER)" no_memory "$(NO_MEMORY)" no_corpus "$(NO_CORPUS)" corpus "$(CORPUS)" \
 	  seeds "$(SEEDS)" candidates "$(CANDIDATES)" sample_flags "$(SAMPLE_FLAGS)" design_flags "$(DESIGN_FLAGS)" validate_flags "$(VALIDATE_FLAGS)" \
 	  rollout_flags "$(ROLLOUT_FLAGS)" regret_flags "$(REGRET_FLAGS)" grpo_flags "$(GRPO_FLAGS)" eval_flags "$(EVAL_FLAGS)"
 	mv $@.tmp $@
 
-# The starting memory: the seed environments, validated.
+# The starting memory: the seed environments, validated, with SEED_PLAYS recorded (so the first
+# round already knows which seeds its agent cannot win yet, and plays the others).
 $(RUNDIR)/memory-0000.parquet: $(RUNDIR)/config.json | $(BUILD_DEP)
 	$(VALIDATE) $(SEEDS) -o $(RUNDIR)/seed-envs.parquet --rejects $(RUNDIR)/seed-rejects.parquet --round 0 $(METRICS)
-	$(REGRET) --envs $(RUNDIR)/seed-envs.parquet -o $(RUNDIR)/seed-scores.parquet --memory-out $@ --round 0 $(METRICS)
+	$(REGRET) $(SEED_PLAYS) --envs $(RUNDIR)/seed-envs.parquet -o $(RUNDIR)/seed-scores.parquet --memory-out $@ --round 0 $(METRICS)
 
 $(RDIR)/docs.parquet: $(RUNDIR)/config.json | $(BUILD_DEP)
 	$(SAMPLE_CORPUS) $(CORPUS) -o $@ --n $(DOCS) $(SAMPLE_FLAGS) $(COMMON)
@@ -172,7 +199,7 @@ $(RDIR)/docs.parquet: $(RUNDIR)/config.json | $(BUILD_DEP)
 ifeq ($(CANDIDATES),)
 $(RDIR)/candidates.parquet: $(RDIR)/docs.parquet $(START_MEMORY) $(START_CKPT)
 	$(DESIGN) --model $(START_MODEL) --docs $< --memory $(START_MEMORY) -o $@ --per-doc $(PER_DOC) \
-	  $(if $(NO_MEMORY),--no-memory,) $(if $(NO_CORPUS),--no-corpus,) $(DESIGN_FLAGS) $(MODELFLAGS) $(COMMON)
+	  $(if $(NO_MEMORY),--no-memory,) $(if $(NO_CORPUS),--no-corpus,) $(DESIGN_FLAGS) $(DESIGNFLAGS) $(COMMON)
 else
 $(RDIR)/candidates.parquet: $(CANDIDATES) $(RDIR)/docs.parquet
 	mkdir -p $(RDIR) && cp $< $@.tmp && mv $@.tmp $@
@@ -186,12 +213,17 @@ else
 NEW_ENVS :=
 endif
 
+# The baseline matched to another run: as many environments as it played in this round.
+# (Its rollouts must exist: make experiment runs the spade arm's round first.)
+MATCH_ROLLOUTS := $(if $(MATCH_RUN),$(MATCH_RUN)/round-$(call R4,$(ROUND))/step-0/rollouts.parquet,)
+MATCH_FLAG := $(if $(MATCH_ROLLOUTS),--pool-like $(MATCH_ROLLOUTS),)
+
 # Agent steps: rollout → regret → grpo-step; the memory and the checkpoint chain through the steps.
 define STEP_RULES
 $(call SDIR,$(1))/rollouts.parquet: $(NEW_ENVS) $(if $(filter 0,$(1)),$(START_MEMORY) $(START_CKPT),$(call SDIR,$(shell echo $$(($(1)-1))))/memory.parquet $(call SDIR,$(shell echo $$(($(1)-1))))/checkpoint/trainer_state.json)
 	$(ROLLOUT) --model $(if $(filter 0,$(1)),$(START_MODEL),$(call SDIR,$(shell echo $$(($(1)-1))))/checkpoint) \
 	  $(if $(NEW_ENVS),--envs $(NEW_ENVS),) --memory $(if $(filter 0,$(1)),$(START_MEMORY),$(call SDIR,$(shell echo $$(($(1)-1))))/memory.parquet) \
-	  --pool $(POOL) --group $(GROUP) --step $(1) -o $$@ $(ROLLOUT_FLAGS) $(MODELFLAGS) $(COMMON)
+	  $(if $(FIXED_POOL),--pool-draw draw --pool $(FIXED_POOL_SIZE) $(MATCH_FLAG),--pool $(POOL)) --group $(GROUP) --step $(1) -o $$@ $(ROLLOUT_FLAGS) $(MODELFLAGS) $(COMMON)
 
 $(call SDIR,$(1))/memory.parquet: $(call SDIR,$(1))/rollouts.parquet
 	$(REGRET) $$< --memory $(if $(filter 0,$(1)),$(START_MEMORY),$(call SDIR,$(shell echo $$(($(1)-1))))/memory.parquet) \
@@ -212,12 +244,17 @@ $(RDIR)/memory.parquet: $(call SDIR,$(LAST_STEP))/memory.parquet $(FINAL_CKPT)
 	cp $< $@.tmp && mv $@.tmp $@
 
 $(RDIR)/eval.parquet: $(FINAL_CKPT)
-	$(EVAL) --model $(call SDIR,$(LAST_STEP))/checkpoint --suite $(EVAL_SUITES) --n $(EVAL_N) -o $@ $(EVAL_FLAGS) $(MODELFLAGS) $(COMMON)
+	$(EVAL) --model $(call SDIR,$(LAST_STEP))/checkpoint --suite $(EVAL_SUITES) --n $(EVAL_N) --env-samples $(EVAL_SAMPLES) -o $@ $(EVALFLAGS) $(COMMON)
+
+# The starting model's evaluation (round 0 of the curves).
+$(RUNDIR)/eval-start.parquet: $(RUNDIR)/config.json
+	$(EVAL) --model $(START) --suite $(EVAL_SUITES) --n $(EVAL_N) --env-samples $(EVAL_SAMPLES) -o $@ $(EVALFLAGS) --seed $(SEED) --round 0 $(METRICS)
 
 DO_EVAL := $(shell [ $$(($(ROUND) % $(EVAL_EVERY))) -eq 0 ] && echo 1)
 # The default MODEL is fetched first; a MODEL given on the command line is used as it is.
 MODEL_DEP := $(if $(filter file,$(origin MODEL)),model,)
 round: $(BUILD_DEP) venv $(MODEL_DEP)
+	@echo "run $(RUN) round $(ROUND) starts from $(START_MODEL)$(if $(filter 1,$(ROUND)),$(if $(filter $(MODEL),$(START)), (the base model; make warmstart makes the warm-started designer), (the warm-started designer)),)" >&2
 	$(MAKE) --no-print-directory $(RDIR)/memory.parquet $(if $(DO_EVAL),$(RDIR)/eval.parquet,) ROUND=$(ROUND)
 	$(PYTHON) scripts/report.py $(RUNDIR) >/dev/null
 	@echo "round $(ROUND) of run $(RUN) done: $(RDIR); report: $(RUNDIR)/report.html"
@@ -230,10 +267,9 @@ report: venv
 
 # ---- designer warm-up (supervised cold start) -----------------------------------------------
 # make warmstart: fine-tune MODEL on the seed pool (plus WARM_POOL: envs tables of earlier runs)
-# paired with corpus documents; the checkpoint starts self-play: make round MODEL=$(WARM)/checkpoint.
+# paired with corpus documents; once it exists, every run's first round starts from the checkpoint.
 # make warmstart-check: CHECK_DOCS × CHECK_PER_DOC designer samples on held-out documents from the base and the
 # warm-started model, validated against the training pool (copies do not count).
-WARM ?= $(RUNS)/warmstart
 WARM_POOL ?=
 # Prompts without memory examples (--examples 0: the format is learnt, and sequences are ~900 tokens
 # shorter, which is most of the warm-up's time on a CPU); the check designs with the same prompts, and
@@ -262,7 +298,7 @@ $(WARM)/checkpoint/trainer_state.json: $(WARM)/docs.parquet
 
 warmstart: $(BUILD_DEP) venv $(MODEL_DEP)
 	$(MAKE) --no-print-directory $(WARM)/checkpoint/trainer_state.json NO_BUILD=1
-	@echo "warm-started designer: $(WARM)/checkpoint (self-play from it: make round MODEL=$(WARM)/checkpoint)"
+	@echo "warm-started designer: $(WARM)/checkpoint (make round, make rounds and make experiment now start from it)"
 
 # Validity of CHECK_DOCS × CHECK_PER_DOC designer samples on held-out documents: base vs warm-started;
 # and the evaluation suites WARM_EVAL_SUITES on both (greedy), to see the agent's skills survive.
@@ -270,7 +306,7 @@ CHECK_DOCS ?= 16
 CHECK_PER_DOC ?= 2
 WARM_EVAL_SUITES ?= $(EVAL_SUITES)
 WARM_EVAL_N ?= $(EVAL_N)
-WARM_EVAL_FLAGS ?= $(EVAL_FLAGS) --temperature 0
+WARM_EVAL_FLAGS ?= $(EVAL_FLAGS) --temperature $(EVAL_TEMPERATURE)
 $(WARM)/check-docs.parquet: $(WARM)/checkpoint/trainer_state.json
 	$(SAMPLE_CORPUS) $(WARM)/heldout-docs.parquet --id-col doc_id -o $@ --n $(CHECK_DOCS) --allow-short --seed $(SEED) --round 0
 
@@ -293,6 +329,40 @@ warmstart-check: $(BUILD_DEP) venv $(MODEL_DEP)
 	$(MAKE) --no-print-directory $(WARM)/check-base/envs.parquet $(WARM)/check-warm/envs.parquet \
 	  $(WARM)/check-base/eval.parquet $(WARM)/check-warm/eval.parquet NO_BUILD=1
 	@$(PYTHON) scripts/warmstart_summary.py $(WARM)
+
+# ---- experiment: arms from the same starting model, seeds and sizes ------------------------------
+# make experiment EXP=name N=rounds ARMS=spade,fixed-pool,frozen-designer: round r of every arm, then
+# round r+1 (resumable like make rounds); each arm is the run $(RUNS)/$(EXP)/<arm>; the fixed pool is
+# matched to the spade arm's environments per round. Then runs/$(EXP)/compare.csv and compare.html.
+EXP ?= experiment
+ARMS ?= spade,fixed-pool,frozen-designer
+ARM_FLAGS_spade :=
+ARM_FLAGS_fixed-pool := FIXED_POOL=1 $(if $(filter spade,$(subst $(comma), ,$(ARMS))),MATCH_RUN=$(abspath $(RUNS))/$(EXP)/spade,)
+ARM_FLAGS_frozen-designer := FROZEN_DESIGNER=1
+ARM_FLAGS_no-memory := NO_MEMORY=1
+ARM_FLAGS_no-corpus := NO_CORPUS=1
+# The spade arm runs first in each round: the fixed pool is matched to it.
+ARM_LIST := $(subst $(comma), ,$(ARMS))
+ARM_NAMES := $(filter spade,$(ARM_LIST)) $(filter-out spade,$(ARM_LIST))
+experiment: $(BUILD_DEP) venv $(MODEL_DEP)
+	@for a in $(ARM_NAMES); do case $$a in spade|fixed-pool|frozen-designer|no-memory|no-corpus) ;; \
+	  *) echo "error: ARMS: unknown arm \`$$a' (spade, fixed-pool, frozen-designer, no-memory, no-corpus)" >&2; exit 2;; esac; done
+	@echo "experiment $(EXP): arms $(ARMS), $(N) rounds, from $(START)" >&2
+	$(MAKE) --no-print-directory $(RUNS)/$(EXP)/$(firstword $(ARM_NAMES))/eval-start.parquet RUN=$(EXP)/$(firstword $(ARM_NAMES)) NO_BUILD=1 \
+	  $(ARM_FLAGS_$(firstword $(ARM_NAMES)))
+	for r in $$(seq 1 $(N)); do \
+	  $(foreach a,$(ARM_NAMES),$(MAKE) --no-print-directory round RUN=$(EXP)/$(a) ROUND=$$r NO_BUILD=1 $(ARM_FLAGS_$(a)) || exit $$?;) \
+	done
+	$(PYTHON) scripts/compare.py $(RUNS)/$(EXP) $(ARM_NAMES)
+
+# The default model's plays of every seed environment (SEED_PLAYS_GROUP episodes per arm, the round's
+# agent flags and temperature; 169 environments at 2 per arm took 30 min here) into data/seed-plays.parquet.
+seed-plays: $(BUILD_DEP) venv $(MODEL_DEP)
+	mkdir -p $(RUNS)/seed-plays
+	$(VALIDATE) $(SEEDS) -o $(RUNS)/seed-plays/envs.parquet --rejects $(RUNS)/seed-plays/rejects.parquet --jobs 2
+	$(ROLLOUT) --model $(MODEL) --envs $(RUNS)/seed-plays/envs.parquet -o $(RUNS)/seed-plays/rollouts.parquet \
+	  --group $(SEED_PLAYS_GROUP) $(ROLLOUT_FLAGS) $(MODELFLAGS) --seed $(SEED) --round 0
+	$(PYTHON) scripts/slim-plays.py $(RUNS)/seed-plays/envs.parquet $(SEED_PLAYS_FILE) $(RUNS)/seed-plays/rollouts.parquet
 
 clean-runs:
 	rm -rf $(RUNS)

@@ -322,7 +322,7 @@ fn warmstart_and_its_check_run_through_the_makefile() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     let warm = runs.join("warmstart");
-    assert!(stdout.contains("make round MODEL="), "{stdout}");
+    assert!(stdout.contains("make round, make rounds and make experiment now start from it"), "{stdout}");
     let check: Value = serde_json::from_str(&std::fs::read_to_string(warm.join("check.json")).unwrap()).unwrap();
     for k in ["base", "warm"] {
         assert_eq!(check[k]["samples"], 4, "{check}");
@@ -337,4 +337,90 @@ fn warmstart_and_its_check_run_through_the_makefile() {
     for r in rows(&warm.join("check-docs.parquet")) {
         assert!(held.contains(r["doc_id"].as_str().unwrap()), "checked on held-out documents only");
     }
+}
+
+fn env_sets(run: &Path, round: u32) -> (HashSet<String>, usize) {
+    let r = rows(&run.join(format!("round-{round:04}/step-0/rollouts.parquet")));
+    (strs(&r, "env_id").into_iter().collect(), r.len())
+}
+
+#[test]
+fn an_experiment_runs_its_arms_from_one_start_at_matched_compute_and_compares_them() {
+    let d = tmp();
+    let model = tiny_model(&d.path().join("tiny"), 25, 8192);
+    let corpus = corpus(d.path());
+    let runs = d.path().join("runs");
+    let mut c = make(&runs, &model, &corpus, &[]);
+    c.args(["experiment", "EXP=exp", "N=2", "ARMS=spade,fixed-pool", "POOL=1", "EVAL_SAMPLES=1"]);
+    let out = c.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stderr.contains(&format!("round 1 starts from {} (the base model", model.display())), "{stderr}");
+    let exp = runs.join("exp");
+    let (spade, fixed) = (exp.join("spade"), exp.join("fixed-pool"));
+    // The fixed pool: other environments in round 2, as many environments and episodes as spade.
+    let (f1, n1) = env_sets(&fixed, 1);
+    let (f2, n2) = env_sets(&fixed, 2);
+    assert!(f2.iter().any(|e| !f1.contains(e)), "round 2 draws environments round 1 did not play: {f1:?} {f2:?}");
+    for (round, (f, n)) in [(1, (f1, n1)), (2, (f2, n2))] {
+        let (s, sn) = env_sets(&spade, round);
+        assert_eq!((f.len(), n), (s.len(), sn), "round {round}: the baseline plays as many environments and episodes");
+    }
+    let cfg: Value = serde_json::from_str(&std::fs::read_to_string(fixed.join("config.json")).unwrap()).unwrap();
+    assert_eq!(cfg["fixed_pool"], "1");
+    // The comparison: round 0 (the start) and two rounds per arm, with compute.
+    let csv = std::fs::read_to_string(exp.join("compare.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    for col in ["arm", "round", "validity", "edge_share", "regret", "vendi_per_n", "nohint_return", "rg", "rg_se", "episodes", "agent_tokens_trained", "designer_tokens_trained"] {
+        assert!(header.contains(&col), "{col} in {header:?}");
+    }
+    let body: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let at = |arm: &str, round: &str, col: &str| -> String {
+        let i = header.iter().position(|h| *h == col).unwrap();
+        body.iter().find(|r| r[0] == arm && r[1] == round).unwrap_or_else(|| panic!("{arm} {round} in {csv}"))[i].to_string()
+    };
+    for arm in ["spade", "fixed-pool"] {
+        assert!(!at(arm, "0", "rg").is_empty(), "the start's evaluation: {csv}");
+        for r in ["1", "2"] {
+            assert!(at(arm, r, "episodes").parse::<u64>().unwrap() > 0, "{csv}");
+            assert!(!at(arm, r, "rg").is_empty(), "{csv}");
+        }
+    }
+    assert_eq!(at("fixed-pool", "1", "designer_tokens_trained"), "0", "the baseline trains no designer");
+    assert!(at("fixed-pool", "1", "validity").is_empty());
+    let page = std::fs::read_to_string(exp.join("compare.html")).unwrap();
+    assert!(page.matches("data:image/png;base64,").count() >= 8, "one plot per metric");
+}
+
+#[test]
+fn seed_plays_label_the_starting_memory() {
+    let d = tmp();
+    let model = tiny_model(&d.path().join("tiny"), 26, 8192);
+    let corpus = corpus(d.path());
+    let runs = d.path().join("runs");
+    let seeds = root().join("tests/data/round-seeds");
+    let id = |f: &str| spade_sandbox::validate::env_id(&std::fs::read_to_string(seeds.join(f)).unwrap());
+    let mut plays = Vec::new();
+    for (f, nohint, hint) in [("card.py", [0.0, 0.0], [0.0, 0.0]), ("coin.py", [1.0, 0.0], [1.0, 1.0])] {
+        for (arm, rs) in [("nohint", nohint), ("hint", hint)] {
+            for (k, r) in rs.iter().enumerate() {
+                plays.push(json!({"env_id": id(f), "arm": arm, "episode": k, "return": r, "status": "ok"}));
+            }
+        }
+    }
+    let file = d.path().join("seed-plays.jsonl");
+    write_jsonl(&file, &plays);
+    let target = runs.join("t/memory-0000.parquet");
+    let mut c = make(&runs, &model, &corpus, &["RUN=t".into(), format!("SEED_PLAYS={}", file.display())]);
+    c.arg(&target);
+    run_ok(c);
+    let mem = rows(&target);
+    let label = |f: &str| mem.iter().find(|m| m["env_id"] == json!(id(f))).unwrap_or_else(|| panic!("{f} in the memory"))["label"].clone();
+    assert_eq!(label("card.py"), "too-hard", "never won without the hint");
+    assert_ne!(label("coin.py"), "too-hard");
+    let coin = mem.iter().find(|m| m["env_id"] == json!(id("coin.py"))).unwrap();
+    assert_eq!((coin["plays_nohint"].as_i64(), coin["plays_hint"].as_i64()), (Some(2), Some(2)), "{coin}");
+    assert_eq!(mem.len(), 3, "every seed is in the memory, played or not");
 }

@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""`make experiment`: compare the arms of an experiment, round by round.
+
+usage: compare.py runs/<exp> ARM [ARM...]
+
+Each arm is a spade run folder runs/<exp>/<arm>. Reads only spade's files (the round tables and
+metrics.jsonl, with pyarrow) and writes runs/<exp>/compare.csv (one row per arm and round) and
+runs/<exp>/compare.html (one plot per metric, one line per arm, error bars = one standard error),
+and prints the CSV's path. Round 0 is the starting model's evaluation (eval-start.parquet of the
+first arm that has one); its training columns are empty.
+
+Columns: validity (valid share of designed candidates), edge_share (share of played environments
+whose no-hint win rate is in [0.4, 0.6]), regret (mean hint − no-hint win rate over played
+environments), vendi_per_n (of the memory after the round), nohint_return (agent's mean no-hint
+training return), heldout_env (held-out environment suites' mean return), rg (Reasoning-Gym
+suites' mean score), each *_se its standard error (over environments or eval items); compute:
+episodes, generated_tokens (agent), agent_tokens_trained, designer_tokens_trained.
+"""
+import csv
+import glob
+import html
+import math
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report import line_plot, png, read_metrics, table  # noqa: E402,F401
+
+import matplotlib.pyplot as plt  # noqa: E402
+
+COLUMNS = ["arm", "round", "validity", "edge_share", "edge_share_se", "regret", "regret_se", "vendi_per_n",
+           "nohint_return", "nohint_return_se", "heldout_env", "heldout_env_se", "rg", "rg_se", "episodes",
+           "generated_tokens", "agent_tokens_trained", "designer_tokens_trained"]
+
+
+def mean_se(xs):
+    xs = [x for x in xs if x is not None]
+    if not xs:
+        return None, None
+    m = sum(xs) / len(xs)
+    if len(xs) < 2:
+        return m, 0.0
+    var = sum((x - m) ** 2 for x in xs) / (len(xs) - 1)
+    return m, math.sqrt(var / len(xs))
+
+
+def eval_scores(rows, pick):
+    """Mean and item-level standard error of the eval rows whose suite `pick` accepts."""
+    per_item = {}
+    for r in rows:
+        if pick(r["suite"]):
+            per_item.setdefault((r["suite"], r["task"], r["item_id"]), []).append(r["score"])
+    return mean_se([sum(v) / len(v) for v in per_item.values()])
+
+
+def eval_row(rows):
+    out = {}
+    out["heldout_env"], out["heldout_env_se"] = eval_scores(rows, lambda s: s.startswith("envs:"))
+    out["rg"], out["rg_se"] = eval_scores(rows, lambda s: s.startswith("rg"))
+    return out
+
+
+def round_row(run, rd, metrics):
+    r = int(rd.rsplit("-", 1)[1])
+    row = {"round": r}
+    envs, rejects = table(os.path.join(rd, "envs.parquet")), table(os.path.join(rd, "rejects.parquet"))
+    row["validity"] = len(envs) / (len(envs) + len(rejects)) if envs or rejects else None
+    eps = []
+    for p in sorted(glob.glob(os.path.join(rd, "step-*", "rollouts.parquet"))):
+        eps += table(p)
+    row["episodes"] = len(eps)
+    ok = [e for e in eps if e.get("status") == "ok"]
+    per_env = {}
+    for e in ok:
+        per_env.setdefault(e["env_id"], {}).setdefault(e["arm"], []).append(e["return"])
+    nohint = {k: sum(v["nohint"]) / len(v["nohint"]) for k, v in per_env.items() if v.get("nohint")}
+    if nohint:
+        p = sum(1 for x in nohint.values() if 0.4 <= x <= 0.6) / len(nohint)
+        row["edge_share"], row["edge_share_se"] = p, math.sqrt(p * (1 - p) / len(nohint))
+    row["regret"], row["regret_se"] = mean_se(
+        [sum(v["hint"]) / len(v["hint"]) - nohint[k] for k, v in per_env.items() if v.get("hint") and k in nohint])
+    row["nohint_return"], row["nohint_return_se"] = mean_se(list(nohint.values()))
+    mine = [m for m in metrics if m.get("round") == r]
+    vendi = [(m.get("memory") or {}).get("vendi_per_n") for m in mine if m.get("stage") == "spade-regret"]
+    vendi = [v for v in vendi if v is not None]
+    row["vendi_per_n"] = vendi[-1] if vendi else None
+    row["generated_tokens"] = sum(((m.get("play") or {}).get("generated_tokens") or 0)
+                                  for m in mine if m.get("stage") == "spade-rollout")
+    grpo = [m.get("metrics") or {} for m in mine if m.get("stage") == "spade-grpo-step"]
+    row["agent_tokens_trained"] = sum((g.get("agent") or {}).get("tokens", 0) for g in grpo)
+    row["designer_tokens_trained"] = sum((g.get("designer") or {}).get("tokens", 0) for g in grpo)
+    row.update(eval_row(table(os.path.join(rd, "eval.parquet"))))
+    return row
+
+
+def errorbar_plot(title, rows, arms, key):
+    fig, ax = plt.subplots(figsize=(6, 3.2))
+    drawn = False
+    for arm in arms:
+        pts = [(r["round"], r[key], r.get(key + "_se") or 0.0) for r in rows if r["arm"] == arm and r.get(key) is not None]
+        if pts:
+            xs, ys, es = zip(*pts)
+            ax.errorbar(xs, ys, yerr=es, marker="o", capsize=3, label=arm)
+            drawn = True
+    ax.set_title(title)
+    ax.set_xlabel("round")
+    if drawn:
+        ax.legend(fontsize=7)
+    return png(fig)
+
+
+PLOTS = [
+    ("validity", "designer validity rate"),
+    ("edge_share", "share of played environments with no-hint win rate in [0.4, 0.6]"),
+    ("regret", "mean regret (hint − no-hint win rate)"),
+    ("vendi_per_n", "Vendi score / n of the memory"),
+    ("nohint_return", "agent no-hint training return"),
+    ("heldout_env", "held-out environments: no-hint return (greedy)"),
+    ("rg", "Reasoning-Gym score (greedy)"),
+    ("episodes", "episodes played"),
+    ("agent_tokens_trained", "agent tokens trained"),
+    ("designer_tokens_trained", "designer tokens trained"),
+]
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit("usage: compare.py runs/<exp> ARM [ARM...]")
+    exp, arms = sys.argv[1], sys.argv[2:]
+    if not os.path.isdir(exp):
+        sys.exit("error: %s: no such experiment folder" % exp)
+    start = None
+    for arm in arms:
+        p = os.path.join(exp, arm, "eval-start.parquet")
+        if os.path.exists(p):
+            start = eval_row(table(p))
+            break
+    rows = []
+    for arm in arms:
+        run = os.path.join(exp, arm)
+        if not os.path.isdir(run):
+            sys.exit("error: %s: no such run folder (arm %s)" % (run, arm))
+        metrics = read_metrics(run)
+        if start is not None:
+            rows.append(dict(start, arm=arm, round=0))
+        for rd in sorted(glob.glob(os.path.join(run, "round-*"))):
+            rows.append(dict(round_row(run, rd, metrics), arm=arm))
+    out = os.path.join(exp, "compare.csv")
+    with open(out + ".tmp", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="ignore")
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: ("" if r.get(k) is None else (round(r[k], 6) if isinstance(r[k], float) else r[k])) for k in COLUMNS})
+    os.replace(out + ".tmp", out)
+    parts = ["<h1>spade experiment %s</h1>" % html.escape(os.path.basename(exp.rstrip("/"))),
+             "<p>arms: %s; error bars: one standard error; round 0: the starting model</p>" % html.escape(", ".join(arms))]
+    for key, title in PLOTS:
+        parts.append(errorbar_plot(title, rows, arms, key))
+    page = os.path.join(exp, "compare.html")
+    with open(page + ".tmp", "w") as f:
+        f.write("<!doctype html><meta charset=utf-8><title>spade experiment</title>"
+                "<style>body{font-family:sans-serif;max-width:960px;margin:auto}</style>")
+        f.write("\n".join(parts))
+    os.replace(page + ".tmp", page)
+    print(out)
+
+
+if __name__ == "__main__":
+    main()
