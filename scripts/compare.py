@@ -27,6 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from report import line_plot, png, read_metrics, table  # noqa: E402,F401
 
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 COLUMNS = ["arm", "round", "validity", "edge_share", "edge_share_se", "regret", "regret_se", "vendi_per_n",
            "nohint_return", "nohint_return_se", "heldout_env", "heldout_env_se", "rg", "rg_se", "episodes",
@@ -104,6 +105,7 @@ def errorbar_plot(title, rows, arms, key):
             drawn = True
     ax.set_title(title)
     ax.set_xlabel("round")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     if drawn:
         ax.legend(fontsize=7)
     return png(fig)
