@@ -364,7 +364,7 @@ fn resume_from_checkpoints_is_bit_identical_to_an_uninterrupted_run() {
     let mut prev = model.clone();
     for (k, (r, c, s)) in batches.iter().enumerate() {
         let out = d.path().join(format!("ckpt-{}", k + 1));
-        grpo(&prev, &out, r, c, s, &["--metrics", metrics.to_str().unwrap()]).success();
+        grpo(&prev, &out, r, c, s, &["--metrics", metrics.to_str().unwrap(), "--train-arms", "hint,nohint"]).success();
         prev = out;
     }
     let resumed = weights_of(&prev);
@@ -440,7 +440,7 @@ fn a_step_with_nothing_to_train_advances_the_step_only() {
     assert_eq!(st["optimizer_steps"], 1);
     let l = &read_jsonl(&metrics)[0];
     assert_eq!(l["metrics"]["trained"], false);
-    assert_eq!(l["dropped_groups"], 4);
+    assert_eq!(l["dropped_groups"], 2, "the two no-hint groups (hint plays are not trained by default)");
     // An empty rollouts file and no designer batch: the same.
     let empty = d.path().join("empty.jsonl");
     std::fs::write(&empty, "").unwrap();
@@ -539,4 +539,22 @@ fn checkpointed_backward_gives_the_plain_gradients() {
             assert!(worst.0 < 1e-5, "{family:?}, keep {keep}: worst relative gradient difference {worst:?}");
         }
     }
+}
+
+#[test]
+fn the_agent_trains_on_its_no_hint_plays_by_default() {
+    let d = tmp();
+    let model = tiny(&d.path().join("model"), 22);
+    let dir = d.path().join("batch");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (r, c, s) = write_batch(&dir, &model, 7);
+    let metrics = d.path().join("m.jsonl");
+    grpo(&model, &d.path().join("a"), &r, &c, &s, &["--metrics", metrics.to_str().unwrap()]).success();
+    grpo(&model, &d.path().join("b"), &r, &c, &s, &["--metrics", metrics.to_str().unwrap(), "--train-arms", "hint,nohint"]).success();
+    let lines = read_jsonl(&metrics);
+    // The batch: env-a nohint 4, env-a hint 3 (no variance), env-b nohint 3, env-c hint 2.
+    assert_eq!(lines[0]["metrics"]["agent"]["samples"], 7, "{}", lines[0]);
+    assert_eq!(lines[0]["read"]["agent"]["skipped_by_reason"]["arm=hint"], 5, "{}", lines[0]);
+    assert_eq!(lines[1]["metrics"]["agent"]["samples"], 9, "{}", lines[1]);
+    grpo(&model, &d.path().join("c"), &r, &c, &s, &["--train-arms", "both"]).code(2);
 }

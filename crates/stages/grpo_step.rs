@@ -22,7 +22,7 @@ use clap::Parser;
 use serde::Serialize;
 use spade_cli::Common;
 use spade_train::{
-    assign_advantages, read_agent, read_designer, AdamW, AdvantageConfig, DesignerGroup, LossAgg, Norm, Objective,
+    assign_advantages, read_agent_arms, read_designer, AdamW, AdvantageConfig, DesignerGroup, LossAgg, Norm, Objective,
     StepConfig, Trainer,
 };
 
@@ -142,6 +142,11 @@ struct Args {
     #[arg(long, default_value = "std", value_name = "MODE")]
     agent_norm: Norm,
 
+    /// Arms whose episodes train the agent: nohint (the reference: hint plays only measure regret)
+    /// or hint,nohint.
+    #[arg(long, value_delimiter = ',', default_value = "nohint", value_name = "ARMS")]
+    train_arms: Vec<String>,
+
     /// Do not train designer samples (ablation); --candidates/--scores are ignored.
     #[arg(long)]
     frozen_designer: bool,
@@ -167,7 +172,11 @@ fn run(args: Args) -> anyhow::Result<()> {
     if !args.frozen_designer && !args.candidates.is_empty() && args.scores.is_empty() {
         anyhow::bail!("--candidates needs --scores (the designer rewards)");
     }
-    let (agent, agent_read) = read_agent(&args.rollouts)?;
+    let arms: Vec<&str> = args.train_arms.iter().map(|a| a.trim()).filter(|a| !a.is_empty()).collect();
+    if arms.is_empty() || arms.iter().any(|a| *a != "hint" && *a != "nohint") {
+        anyhow::bail!("--train-arms: give nohint, hint or hint,nohint (got `{}`)", args.train_arms.join(","));
+    }
+    let (agent, agent_read) = read_agent_arms(&args.rollouts, Some(&arms))?;
     let (designer, designer_read) = if args.frozen_designer {
         (Vec::new(), Default::default())
     } else {

@@ -149,6 +149,12 @@ fn check_temperature(b: &Batch, i: usize, t: f32) -> anyhow::Result<()> {
 /// Agent episodes from rollouts tables: `status` = ok only (a missing `status` column means ok),
 /// grouped per (`env_id`, `arm`).
 pub fn read_agent(paths: &[String]) -> anyhow::Result<(Vec<Sample>, ReadStats)> {
+    read_agent_arms(paths, None)
+}
+
+/// [`read_agent`] keeping only the episodes of `arms` (others are skipped as `arm=<name>`): the
+/// agent learns from its no-hint plays by default, the hint plays measuring regret.
+pub fn read_agent_arms(paths: &[String], arms: Option<&[&str]>) -> anyhow::Result<(Vec<Sample>, ReadStats)> {
     let mut out = Vec::new();
     let mut st = ReadStats::default();
     for b in read(paths).context("agent batch")? {
@@ -168,6 +174,12 @@ pub fn read_agent(paths: &[String]) -> anyhow::Result<(Vec<Sample>, ReadStats)> 
             if status != "ok" {
                 st.skip(&format!("status={status}"));
                 continue;
+            }
+            if let Some(keep) = arms {
+                if !keep.contains(&arm.value(i)) {
+                    st.skip(&format!("arm={}", arm.value(i)));
+                    continue;
+                }
             }
             let tokens = tokens(&b, &toks, i, "token_ids")?;
             let m = mask.value(i);
