@@ -24,7 +24,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report import line_plot, png, read_metrics, table  # noqa: E402,F401
+from report import episodes, png, read_metrics, table, validity_of  # noqa: E402
 
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
@@ -64,11 +64,8 @@ def eval_row(rows):
 def round_row(run, rd, metrics):
     r = int(rd.rsplit("-", 1)[1])
     row = {"round": r}
-    envs, rejects = table(os.path.join(rd, "envs.parquet")), table(os.path.join(rd, "rejects.parquet"))
-    row["validity"] = len(envs) / (len(envs) + len(rejects)) if envs or rejects else None
-    eps = []
-    for p in sorted(glob.glob(os.path.join(rd, "step-*", "rollouts.parquet"))):
-        eps += table(p)
+    row["validity"] = validity_of(rd)
+    eps = episodes(rd)
     row["episodes"] = len(eps)
     ok = [e for e in eps if e.get("status") == "ok"]
     per_env = {}

@@ -46,6 +46,20 @@ def table(path):
         return []
 
 
+def validity_of(rd):
+    """Valid share of a round folder's designed candidates (None when it designed nothing)."""
+    envs, rejects = table(os.path.join(rd, "envs.parquet")), table(os.path.join(rd, "rejects.parquet"))
+    return len(envs) / (len(envs) + len(rejects)) if envs or rejects else None
+
+
+def episodes(rd):
+    """Every episode of a round folder's agent steps."""
+    eps = []
+    for p in sorted(glob.glob(os.path.join(rd, "step-*", "rollouts.parquet"))):
+        eps += table(p)
+    return eps
+
+
 def line_plot(title, series, xlabel="round"):
     fig, ax = plt.subplots(figsize=(6, 3.2))
     drawn = False
@@ -90,12 +104,10 @@ def main():
     validity, hint_wr, nohint_wr, regrets, rewards = {}, {}, {}, {}, {}
     for rd in rounds:
         r = int(rd.rsplit("-", 1)[1])
-        envs, rejects = table(os.path.join(rd, "envs.parquet")), table(os.path.join(rd, "rejects.parquet"))
-        if envs or rejects:
-            validity[r] = len(envs) / (len(envs) + len(rejects))
-        eps = []
-        for p in sorted(glob.glob(os.path.join(rd, "step-*", "rollouts.parquet"))):
-            eps += table(p)
+        v = validity_of(rd)
+        if v is not None:
+            validity[r] = v
+        eps = episodes(rd)
         for arm, store in (("hint", hint_wr), ("nohint", nohint_wr)):
             xs = [e["return"] for e in eps if e.get("arm") == arm and e.get("status") == "ok"]
             store[r] = sum(xs) / len(xs) if xs else None

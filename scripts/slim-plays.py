@@ -8,6 +8,7 @@ name (`source`, from the envs table), skill, arm, episode, return, success, stat
 temperature, policy_version. Rows of environments not in ENVS are dropped (an edited seed file
 has another env_id: its old plays no longer apply). Prints the per-environment win rates.
 """
+import os
 import sys
 
 import pyarrow as pa
@@ -30,7 +31,6 @@ def main():
     rows.sort(key=lambda r: (r["source"], r["arm"], r["episode"]))
     t = pa.Table.from_pylist(rows)
     pq.write_table(t, out + ".tmp", compression="zstd")
-    import os
     os.replace(out + ".tmp", out)
     print("%d plays of %d environments into %s" % (len(rows), len({r["env_id"] for r in rows}), out), file=sys.stderr)
 

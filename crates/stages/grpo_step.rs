@@ -144,8 +144,8 @@ struct Args {
 
     /// Arms whose episodes train the agent: nohint (the reference: hint plays only measure regret)
     /// or hint,nohint.
-    #[arg(long, value_delimiter = ',', default_value = "nohint", value_name = "ARMS")]
-    train_arms: Vec<String>,
+    #[arg(long, default_value = "nohint", value_name = "ARMS")]
+    train_arms: String,
 
     /// Do not train designer samples (ablation); --candidates/--scores are ignored.
     #[arg(long)]
@@ -172,10 +172,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     if !args.frozen_designer && !args.candidates.is_empty() && args.scores.is_empty() {
         anyhow::bail!("--candidates needs --scores (the designer rewards)");
     }
-    let arms: Vec<&str> = args.train_arms.iter().map(|a| a.trim()).filter(|a| !a.is_empty()).collect();
-    if arms.is_empty() || arms.iter().any(|a| *a != "hint" && *a != "nohint") {
-        anyhow::bail!("--train-arms: give nohint, hint or hint,nohint (got `{}`)", args.train_arms.join(","));
-    }
+    let arms: Vec<&str> = spade::parse_arms("--train-arms", &args.train_arms)?.into_iter().map(|a| a.as_str()).collect();
     let (agent, agent_read) = read_agent_arms(&args.rollouts, Some(&arms))?;
     let (designer, designer_read) = if args.frozen_designer {
         (Vec::new(), Default::default())

@@ -27,7 +27,7 @@ use serde::Serialize;
 use spade_cli::{Common, Shard};
 use spade_io::{TableReader, TableWriter, WriteMeta};
 use spade_rollout::seed::{env_hash, episode_seed};
-use spade_rollout::{Arm, EnvSpec, EpisodeOutcome, EpisodeSpec, ModelPolicy, PlayConfig, Templates};
+use spade_rollout::{EnvSpec, EpisodeOutcome, EpisodeSpec, ModelPolicy, PlayConfig, Templates};
 use spade_sandbox::{Limits, Sandbox, SandboxConfig};
 use spade_schema::ROLLOUTS;
 
@@ -163,20 +163,6 @@ fn distinct_env_ids(paths: &[String]) -> anyhow::Result<usize> {
     Ok(ids.len())
 }
 
-fn parse_arms(s: &str) -> anyhow::Result<Vec<Arm>> {
-    let mut arms = Vec::new();
-    for a in s.split(',').filter(|a| !a.trim().is_empty()) {
-        let arm = Arm::parse(a).ok_or_else(|| anyhow::anyhow!("--arms: `{a}` is neither `hint` nor `nohint`"))?;
-        if !arms.contains(&arm) {
-            arms.push(arm);
-        }
-    }
-    if arms.is_empty() {
-        bail!("--arms: give hint, nohint or both");
-    }
-    Ok(arms)
-}
-
 struct Stamp {
     policy_version: i64,
     round: i64,
@@ -224,7 +210,7 @@ fn rows_batch(rows: &[&EpisodeOutcome], envs: &[EnvSpec], st: &Stamp) -> RecordB
 
 fn run(args: Args) -> anyhow::Result<()> {
     let start = Instant::now();
-    let arms = parse_arms(&args.arms)?;
+    let arms = spade::parse_arms("--arms", &args.arms)?;
     let shard: Option<Shard> = args.shard.as_deref().map(str::parse).transpose().map_err(|e: String| anyhow::anyhow!("--shard {e}"))?;
     if args.envs.is_empty() && args.memory.is_empty() {
         bail!("nothing to play: give --envs and/or --memory");

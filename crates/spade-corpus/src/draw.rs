@@ -66,9 +66,8 @@ fn pass_order(total: usize, n: usize, q: u64, seeded: &mut impl FnMut(u64) -> Ve
 }
 
 /// Round `round`'s draw of `n` of `total` items (all of them when there are fewer), given each
-/// pass's seeded order (a permutation of `0..total`; pass 0 may be cut to the positions its
-/// rounds reach when no later pass is needed): indices, in draw order, never one twice.
-pub fn pick(total: usize, n: usize, round: u64, mut seeded: impl FnMut(u64) -> Vec<usize>) -> Vec<usize> {
+/// pass's seeded order (a permutation of `0..total`): indices, in draw order, never one twice.
+fn pick(total: usize, n: usize, round: u64, mut seeded: impl FnMut(u64) -> Vec<usize>) -> Vec<usize> {
     let n = n.min(total);
     let mut out = Vec::with_capacity(n);
     for (pass, start, end) in window(total, n, round) {

@@ -227,15 +227,10 @@ impl Sampler {
             }
             let mut v = r.heap.into_vec();
             v.sort();
-            // Pass 0 is the kept rows' order; a later pass (only reached when every row is kept)
-            // orders them anew.
-            let picks = draw::pick(total, r.n, self.cfg.round, |pass| {
-                let mut order: Vec<usize> = (0..v.len()).collect();
-                if pass > 0 {
-                    order.sort_by_key(|&i| (draw::key(&v[i].id, self.cfg.seed, pass), v[i].key.1));
-                }
-                order
-            });
+            // The kept rows are the corpus (a later pass is reached only when every row is kept), or
+            // pass 0's first r·n: the run's draw over them takes round r's documents either way.
+            let ids: Vec<&str> = v.iter().map(|e| e.id.as_str()).collect();
+            let picks = draw::draw(&ids, self.cfg.seed, self.cfg.round, r.n);
             let mut slots: Vec<Option<Entry>> = v.into_iter().map(Some).collect();
             chosen.extend(picks.into_iter().filter_map(|i| slots[i].take()));
         }

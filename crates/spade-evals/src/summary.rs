@@ -47,17 +47,17 @@ struct Acc {
     sum: f64,
     samples: usize,
     errors: usize,
-    best: BTreeMap<String, f64>,
-    per_item: BTreeMap<String, (f64, usize)>,
+    /// Per item: best score, sum of scores, samples.
+    items: BTreeMap<String, (f64, f64, usize)>,
 }
 
 impl Acc {
     fn stderr(&self) -> f64 {
-        let n = self.per_item.len();
+        let n = self.items.len();
         if n < 2 {
             return 0.0;
         }
-        let means: Vec<f64> = self.per_item.values().map(|(s, k)| s / *k as f64).collect();
+        let means: Vec<f64> = self.items.values().map(|(_, s, k)| s / *k as f64).collect();
         let m = means.iter().sum::<f64>() / n as f64;
         let var = means.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1) as f64;
         (var / n as f64).sqrt()
@@ -77,11 +77,10 @@ pub fn summarize(rows: &[Scored], k: usize, note: impl Fn(&str) -> Option<&'stat
             a.sum += r.score;
             a.samples += 1;
             a.errors += usize::from(!r.ok);
-            let b = a.best.entry(r.item.to_string()).or_insert(0.0);
-            *b = b.max(r.score);
-            let p = a.per_item.entry(r.item.to_string()).or_insert((0.0, 0));
-            p.0 += r.score;
-            p.1 += 1;
+            let it = a.items.entry(r.item.to_string()).or_insert((0.0, 0.0, 0));
+            it.0 = it.0.max(r.score);
+            it.1 += r.score;
+            it.2 += 1;
         }
     }
     order.sort_by_key(|(level, _)| level != "suite");
@@ -89,7 +88,7 @@ pub fn summarize(rows: &[Scored], k: usize, note: impl Fn(&str) -> Option<&'stat
         .into_iter()
         .map(|key| {
             let a = &accs[&key];
-            let items = a.best.len();
+            let items = a.items.len();
             SummaryRow {
                 note: if key.0 == "suite" { note(&key.1).map(str::to_string) } else { None },
                 level: key.0,
@@ -98,7 +97,7 @@ pub fn summarize(rows: &[Scored], k: usize, note: impl Fn(&str) -> Option<&'stat
                 samples: a.samples,
                 mean: if a.samples > 0 { a.sum / a.samples as f64 } else { 0.0 },
                 stderr: a.stderr(),
-                pass_at_k: if items > 0 { a.best.values().filter(|&&s| s >= 1.0).count() as f64 / items as f64 } else { 0.0 },
+                pass_at_k: if items > 0 { a.items.values().filter(|(best, _, _)| *best >= 1.0).count() as f64 / items as f64 } else { 0.0 },
                 errors: a.errors,
             }
         })
