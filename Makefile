@@ -344,15 +344,40 @@ ARM_FLAGS_no-corpus := NO_CORPUS=1
 # The spade arm runs first in each round: the fixed pool is matched to it.
 ARM_LIST := $(subst $(comma), ,$(ARMS))
 ARM_NAMES := $(filter spade,$(ARM_LIST)) $(filter-out spade,$(ARM_LIST))
+# ARM_JOBS=k runs k arms at once, each with THREADS/k threads (at least 1), a round of an arm after
+# its previous round (and the fixed pool's round after the spade arm's); each arm's round logs to
+# runs/$(EXP)/<arm>/logs/round-NNNN.log. All arms run with the same thread count, so they stay comparable.
+ARM_JOBS ?= 1
+MINUS1 = $(shell echo $$(($(1)-1)))
+ARM_THREADS := $(if $(filter 1,$(ARM_JOBS)),$(THREADS),$(shell t=$$(($(THREADS)/$(ARM_JOBS))); echo $$((t>0?t:1))))
+define ARM_ROUND
+exp-$(1)-$(2): $(if $(filter 1,$(2)),exp-start,exp-$(1)-$(call MINUS1,$(2))) \
+  $(if $(and $(filter fixed-pool,$(1)),$(filter spade,$(ARM_LIST))),exp-spade-$(2),)
+	@echo "experiment $(EXP): arm $(1) round $(2) started ($(ARM_THREADS) threads; log $(RUNS)/$(EXP)/$(1)/logs/round-$(call R4,$(2)).log)" >&2
+	@mkdir -p $(RUNS)/$(EXP)/$(1)/logs
+	@$(MAKE) --no-print-directory round RUN=$(EXP)/$(1) ROUND=$(2) NO_BUILD=1 THREADS=$(ARM_THREADS) $(ARM_FLAGS_$(1)) \
+	  >$(RUNS)/$(EXP)/$(1)/logs/round-$(call R4,$(2)).log 2>&1 \
+	  || { tail -n 20 $(RUNS)/$(EXP)/$(1)/logs/round-$(call R4,$(2)).log >&2; echo "error: experiment $(EXP): arm $(1) round $(2) failed (log above)" >&2; exit 1; }
+	@echo "experiment $(EXP): arm $(1) round $(2) done" >&2
+endef
+.PHONY: exp-start $(foreach a,$(ARM_NAMES),$(foreach r,$(shell seq 1 $(N)),exp-$(a)-$(r)))
+exp-start:
+	$(MAKE) --no-print-directory $(RUNS)/$(EXP)/$(firstword $(ARM_NAMES))/eval-start.parquet RUN=$(EXP)/$(firstword $(ARM_NAMES)) NO_BUILD=1 \
+	  THREADS=$(ARM_THREADS) $(ARM_FLAGS_$(firstword $(ARM_NAMES)))
+$(foreach a,$(ARM_NAMES),$(foreach r,$(shell seq 1 $(N)),$(eval $(call ARM_ROUND,$(a),$(r)))))
+
 experiment: $(BUILD_DEP) venv $(MODEL_DEP)
 	@for a in $(ARM_NAMES); do case $$a in spade|fixed-pool|frozen-designer|no-memory|no-corpus) ;; \
 	  *) echo "error: ARMS: unknown arm \`$$a' (spade, fixed-pool, frozen-designer, no-memory, no-corpus)" >&2; exit 2;; esac; done
-	@echo "experiment $(EXP): arms $(ARMS), $(N) rounds, from $(START)" >&2
-	$(MAKE) --no-print-directory $(RUNS)/$(EXP)/$(firstword $(ARM_NAMES))/eval-start.parquet RUN=$(EXP)/$(firstword $(ARM_NAMES)) NO_BUILD=1 \
-	  $(ARM_FLAGS_$(firstword $(ARM_NAMES)))
+	@echo "experiment $(EXP): arms $(ARMS), $(N) rounds, from $(START)$(if $(filter 1,$(ARM_JOBS)),, ($(ARM_JOBS) arms at once))" >&2
+ifeq ($(ARM_JOBS),1)
+	$(MAKE) --no-print-directory exp-start
 	for r in $$(seq 1 $(N)); do \
 	  $(foreach a,$(ARM_NAMES),$(MAKE) --no-print-directory round RUN=$(EXP)/$(a) ROUND=$$r NO_BUILD=1 $(ARM_FLAGS_$(a)) || exit $$?;) \
 	done
+else
+	$(MAKE) --no-print-directory -j$(ARM_JOBS) $(foreach a,$(ARM_NAMES),exp-$(a)-$(N)) NO_BUILD=1
+endif
 	$(PYTHON) scripts/compare.py $(RUNS)/$(EXP) $(ARM_NAMES)
 
 # The default model's plays of every seed environment (SEED_PLAYS_GROUP episodes per arm, the round's

@@ -350,14 +350,23 @@ fn an_experiment_runs_its_arms_from_one_start_at_matched_compute_and_compares_th
     let model = tiny_model(&d.path().join("tiny"), 25, 8192);
     let corpus = corpus(d.path());
     let runs = d.path().join("runs");
-    let mut c = make(&runs, &model, &corpus, &[]);
-    c.args(["experiment", "EXP=exp", "N=2", "ARMS=spade,fixed-pool", "POOL=1", "EVAL_SAMPLES=1"]);
+    let mut c = make(&runs, &model, &corpus, &["THREADS=2".into()]);
+    // Two arms at once (ARM_JOBS=2): the fixed pool's round r waits for the spade arm's round r.
+    c.args(["experiment", "EXP=exp", "N=2", "ARMS=spade,fixed-pool", "POOL=1", "EVAL_SAMPLES=1", "ARM_JOBS=2"]);
     let out = c.output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stdout}\n{stderr}");
-    assert!(stderr.contains(&format!("round 1 starts from {} (the base model", model.display())), "{stderr}");
     let exp = runs.join("exp");
+    let log = std::fs::read_to_string(exp.join("spade/logs/round-0001.log")).unwrap();
+    assert!(log.contains(&format!("round 1 starts from {} (the base model", model.display())), "{log}");
+    let at_line = |m: &str| stderr.lines().position(|l| l.contains(m)).unwrap_or_else(|| panic!("{m} in {stderr}"));
+    for r in [1, 2] {
+        assert!(at_line(&format!("arm spade round {r} done")) < at_line(&format!("arm fixed-pool round {r} started")), "{stderr}");
+    }
+    assert!(at_line("arm spade round 1 done") < at_line("arm spade round 2 started"), "{stderr}");
+    let cfg: Value = serde_json::from_str(&std::fs::read_to_string(exp.join("spade/config.json")).unwrap()).unwrap();
+    assert_eq!(cfg["threads"], "1", "each arm runs with THREADS/ARM_JOBS threads (2/2)");
     let (spade, fixed) = (exp.join("spade"), exp.join("fixed-pool"));
     // The fixed pool: other environments in round 2, as many environments and episodes as spade.
     let (f1, n1) = env_sets(&fixed, 1);
