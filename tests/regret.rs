@@ -103,7 +103,7 @@ fn worked_numbers_penalties_and_one_row_per_candidate() {
 }
 
 #[test]
-fn memory_accumulates_over_rounds_and_delayed_candidates_use_all_plays() {
+fn memory_keeps_plays_per_round_and_scores_the_window() {
     let d = tmp();
     let p = |n: &str| d.path().join(n);
     // Round 0: a pool with no rollouts starts the memory; its environments are seeds.
@@ -114,29 +114,56 @@ fn memory_accumulates_over_rounds_and_delayed_candidates_use_all_plays() {
     let labels = labels.as_any().downcast_ref::<arrow::array::StringArray>().unwrap();
     assert!(labels.iter().all(|l| l == Some("seed")));
 
-    // Round 1 plays "a"; round 2 plays it again: the memory sums them.
+    // Round 1 plays "a" (hint 2/2, no-hint 1/2); round 2 plays it again (hint 1/2, no-hint 0/2).
     write_jsonl(&p("r1.jsonl"), &[eps("a", "hint", &[1.0, 1.0]), eps("a", "nohint", &[1.0, 0.0])].concat());
     write_jsonl(&p("r2.jsonl"), &[eps("a", "hint", &[1.0, 0.0]), eps("a", "nohint", &[0.0, 0.0])].concat());
     stage("spade-regret").arg(p("r1.jsonl")).arg("--memory").arg(p("m0.parquet")).args(["--round", "1", "-o"]).arg(p("s1.jsonl")).arg("--memory-out").arg(p("m1.parquet")).assert().success();
     write_jsonl(&p("cands.jsonl"), &[json!({"candidate_id": "c-a", "env_id": "a", "skill": "math"})]);
-    stage("spade-regret")
-        .arg(p("r2.jsonl"))
-        .arg("--memory").arg(p("m1.parquet"))
-        .arg("--candidates").arg(p("cands.jsonl"))
-        .args(["--round", "2", "-o"]).arg(p("s2.jsonl"))
-        .arg("--memory-out").arg(p("m2.jsonl"))
-        .assert()
-        .success();
-    let s2 = read_jsonl(&p("s2.jsonl"));
-    // delayed scoring: hint 3/4, no-hint 1/4 over both rounds → regret 0.5 → 0.4 + 0.6·plateau(0.25)=0.6·0.4
+    let round2 = |window: &str, scores: &str, memory: &str| {
+        stage("spade-regret")
+            .arg(p("r2.jsonl"))
+            .arg("--memory").arg(p("m1.parquet"))
+            .arg("--candidates").arg(p("cands.jsonl"))
+            .args(["--round", "2", "--window", window, "-o"]).arg(p(scores))
+            .arg("--memory-out").arg(p(memory))
+            .assert()
+            .success();
+        (read_jsonl(&p(scores)), read_jsonl(&p(memory)))
+    };
+    // The default window (this round): the delayed candidate is scored from round 2's plays only:
+    // hint 1/2, no-hint 0/2 → regret 0.5 → 0.4·1 + 0.6·plateau(0) = 0.4.
+    let (s2, m2) = round2("1", "s2.jsonl", "m2.jsonl");
+    assert_eq!((s2[0]["plays_hint"].as_i64(), s2[0]["plays_nohint"].as_i64()), (Some(2), Some(2)));
+    close(&s2[0]["regret"], 0.5);
+    close(&s2[0]["designer_reward"], 0.4);
+    let a = by(&m2, "env_id", "a");
+    assert_eq!((a["first_round"].as_i64(), a["last_round"].as_i64()), (Some(0), Some(2)));
+    close(&a["sum_hint"], 3.0); // lifetime totals are kept
+    close(&a["nohint_win_rate"], 0.0);
+    assert_eq!(a["label"], "too-hard", "labelled from the current agent's plays");
+    let h: Value = serde_json::from_str(a["history"].as_str().unwrap()).unwrap();
+    assert_eq!(h, json!([{"round": 1, "hint": [2, 2.0, 2], "nohint": [2, 1.0, 1], "failures": 0},
+                         {"round": 2, "hint": [2, 1.0, 1], "nohint": [2, 0.0, 0], "failures": 0}]));
+    assert_eq!(by(&m2, "env_id", "b")["label"], "seed", "unplayed seeds stay seeds");
+    // --window 0: every play since it entered: hint 3/4, no-hint 1/4 → regret 0.5 → 0.4 + 0.6·plateau(0.25) = 0.64.
+    let (s2, m2) = round2("0", "s2-all.jsonl", "m2-all.jsonl");
     assert_eq!((s2[0]["plays_hint"].as_i64(), s2[0]["plays_nohint"].as_i64()), (Some(4), Some(4)));
     close(&s2[0]["regret"], 0.5);
     close(&s2[0]["designer_reward"], 0.64);
-    let m2 = read_jsonl(&p("m2.jsonl"));
-    let a = by(&m2, "env_id", "a");
-    assert_eq!((a["first_round"].as_i64(), a["last_round"].as_i64()), (Some(0), Some(2)));
-    close(&a["sum_hint"], 3.0);
-    assert_eq!(by(&m2, "env_id", "b")["label"], "seed", "unplayed seeds stay seeds");
+    assert_eq!(by(&m2, "env_id", "a")["label"], "seed", "no-hint 1/4 is inside the seed band");
+    // --window 2 at round 2 covers rounds 1 and 2: the same plays.
+    let (s2, _) = round2("2", "s2-w2.jsonl", "m2-w2.jsonl");
+    close(&s2[0]["designer_reward"], 0.64);
+    // A round that does not play "a" keeps the measurement of its last round played (round 2).
+    stage("spade-regret").arg("--memory").arg(p("m2.jsonl")).arg("--candidates").arg(p("cands.jsonl"))
+        .args(["--round", "3", "-o"]).arg(p("s3.jsonl")).arg("--memory-out").arg(p("m3.jsonl")).assert().success();
+    let s3 = read_jsonl(&p("s3.jsonl"));
+    assert_eq!((s3[0]["plays_hint"].as_i64(), s3[0]["plays_nohint"].as_i64()), (Some(2), Some(2)));
+    close(&s3[0]["designer_reward"], 0.4);
+    assert_eq!(by(&read_jsonl(&p("m3.jsonl")), "env_id", "a")["label"], "too-hard");
+    // A bad window is a usage error.
+    stage("spade-regret").arg("--memory").arg(p("m2.jsonl")).args(["--window", "-1", "-o"]).arg(p("x.jsonl"))
+        .arg("--memory-out").arg(p("y.jsonl")).assert().code(2);
 }
 
 #[test]

@@ -1,11 +1,12 @@
 //! `spade-regret`: score environments and candidates by hint-based regret; update the memory.
 //!
 //! Reads rollouts (only `env_id`, `arm`, `return` required; `success`, `status` optional), adds
-//! their plays to the environment memory (accumulated across rounds), scores every environment
-//! from its accumulated plays, and writes one `scores` row per candidate (valid or not, joined on
-//! `candidate_id`) — or per environment when no candidates are given — plus the next memory. Raw
-//! designer rewards, not normalised (the trainer's job). With no rollouts at all, `--envs` starts a
-//! memory whose environments are labelled `seed`.
+//! their plays to the environment memory (per round, and lifetime totals), scores every environment
+//! from its plays inside `--window` rounds up to `--round` (the current agent; an environment not
+//! played in the window keeps the measurement of the last round it was played in), and writes one
+//! `scores` row per candidate (valid or not, joined on `candidate_id`) — or per environment when no
+//! candidates are given — plus the next memory. Raw designer rewards, not normalised (the trainer's
+//! job). With no rollouts at all, `--envs` starts a memory whose environments are labelled `seed`.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::process::ExitCode;
@@ -110,6 +111,13 @@ struct Args {
     /// learning-potential: weight of a new win rate in the slow EMA.
     #[arg(long, default_value_t = 0.85)]
     lp_slow: f64,
+
+    /// Rounds of plays that score an environment and set its label: those of rounds
+    /// `round − window + 1 ..= round` (1 = this round's policy only; 0 = every play since the
+    /// environment entered the memory). Delayed candidates are scored from the window at the round
+    /// they are trained in.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(i64).range(0..))]
+    window: i64,
 
     /// Environments kept in the memory (oldest evicted first).
     #[arg(long, default_value_t = 200)]
@@ -317,6 +325,7 @@ fn run(args: Args) -> anyhow::Result<()> {
                 first_round: round,
                 last_round: round,
                 plays: Plays::default(),
+                history: Vec::new(),
                 regret: None,
                 nohint_win_rate: None,
                 designer_reward: None,
@@ -347,7 +356,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         let mut per_skill: BTreeMap<String, (f64, i64)> = BTreeMap::new();
         for id in &played_order {
             let skill = memory.get(id).and_then(|e| e.skill.clone()).or_else(|| rollout_skills.get(id).cloned());
-            let (Some(skill), Some(p)) = (skill, memory.get(id).map(|e| e.plays).or_else(|| orphans.get(id).copied())) else { continue };
+            let (Some(skill), Some(p)) = (skill, memory.get(id).map(|e| e.current(round, args.window)).or_else(|| orphans.get(id).copied())) else { continue };
             let acc = per_skill.entry(skill).or_default();
             acc.0 += p.nohint.sum;
             acc.1 += p.nohint.plays;
@@ -359,13 +368,13 @@ fn run(args: Args) -> anyhow::Result<()> {
             }
         }
     }
-    memory.rescore(&rcfg, &trackers);
-    memory.relabel(&mcfg, &rcfg);
+    memory.rescore(&rcfg, &trackers, round, args.window);
+    memory.relabel(&mcfg, &rcfg, round, args.window);
 
     let lp_of = |skill: &Option<String>| skill.as_ref().and_then(|s| trackers.get(s)).map(|t| t.slow);
     let score_env = |env_id: &str, skill: Option<String>| -> Option<(Plays, spade_selfplay::Outcome, Option<String>)> {
         let (p, sk) = match memory.get(env_id) {
-            Some(e) => (e.plays, e.skill.clone().or(skill)),
+            Some(e) => (e.current(round, args.window), e.skill.clone().or(skill)),
             None => (*orphans.get(env_id)?, skill.or_else(|| rollout_skills.get(env_id).cloned())),
         };
         let o = rcfg.score(&p, lp_of(&sk));
@@ -486,6 +495,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         "spade-regret",
         serde_json::json!({
             "variant": rcfg.variant.name(),
+            "window": args.window,
             "rows": rows.len(),
             "episodes": rollouts.iter().map(|b| b.num_rows()).sum::<usize>(),
             "validity_rate": if rows.is_empty() { serde_json::Value::Null } else { (rows.iter().filter(|r| r.valid).count() as f64 / rows.len() as f64).into() },

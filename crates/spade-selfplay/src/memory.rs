@@ -1,5 +1,11 @@
-//! The environment memory: every environment with its code, hint and skill, its accumulated plays
-//! per arm across rounds, latest scores and a label recomputed every round.
+//! The environment memory: every environment with its code, hint and skill, its plays per arm and
+//! round (and their lifetime totals), latest scores and a label recomputed every round.
+//!
+//! Scores and labels measure the current agent: they come from the plays of a recent window of
+//! rounds (`window` rounds up to the current one; 0 = every play since the environment entered the
+//! memory). An environment not played inside the window keeps the measurement of the last round it
+//! was played in (as the reference keeps the score an environment got when it was last played).
+//! Lifetime totals are kept for reporting.
 //!
 //! Labels: `failing` (an episode failed through the environment), `leak` (hint arm always wins,
 //! no-hint never does), `too-easy` / `too-hard` (no-hint win rate above 0.9 / below 0.1), `seed` (top
@@ -45,7 +51,10 @@ pub struct Entry {
     pub candidate_id: Option<String>,
     pub first_round: i64,
     pub last_round: i64,
+    /// Lifetime totals of every play.
     pub plays: Plays,
+    /// Plays per round, ascending by round (the `history` column).
+    pub history: Vec<(i64, Plays)>,
     pub regret: Option<f64>,
     pub nohint_win_rate: Option<f64>,
     pub designer_reward: Option<f64>,
@@ -82,6 +91,63 @@ fn get_i64(a: &Option<Int64Array>, i: usize) -> Option<i64> {
 
 fn get_f64(a: &Option<Float64Array>, i: usize) -> Option<f64> {
     a.as_ref().filter(|a| a.is_valid(i)).map(|a| a.value(i))
+}
+
+fn arm_json(a: &Arm) -> serde_json::Value {
+    serde_json::json!([a.plays, a.sum, a.wins])
+}
+
+/// The `history` column: `[{"round": r, "hint": [plays, sum, wins], "nohint": [...], "failures": n}, ...]`.
+fn history_json(h: &[(i64, Plays)]) -> String {
+    let v: Vec<serde_json::Value> = h
+        .iter()
+        .map(|(r, p)| serde_json::json!({"round": r, "hint": arm_json(&p.hint), "nohint": arm_json(&p.nohint), "failures": p.failures}))
+        .collect();
+    serde_json::Value::Array(v).to_string()
+}
+
+fn parse_history(s: &str) -> Result<Vec<(i64, Plays)>, String> {
+    let v: serde_json::Value = serde_json::from_str(s).map_err(|e| format!("is not JSON ({e})"))?;
+    let rows = v.as_array().ok_or("is not a JSON list")?;
+    let arm = |x: &serde_json::Value| -> Option<Arm> {
+        let a = x.as_array().filter(|a| a.len() == 3)?;
+        Some(Arm { plays: a[0].as_i64()?, sum: a[1].as_f64()?, wins: a[2].as_i64()? })
+    };
+    let mut out: Vec<(i64, Plays)> = Vec::new();
+    for r in rows {
+        let round = r["round"].as_i64().ok_or("has an entry without an integer `round`")?;
+        let hint = arm(&r["hint"]).ok_or("has an entry whose `hint` is not [plays, sum, wins]")?;
+        let nohint = arm(&r["nohint"]).ok_or("has an entry whose `nohint` is not [plays, sum, wins]")?;
+        let failures = r["failures"].as_i64().ok_or("has an entry without integer `failures`")?;
+        if out.last().is_some_and(|(last, _)| *last >= round) {
+            return Err("is not in ascending round order".into());
+        }
+        out.push((round, Plays { hint, nohint, failures }));
+    }
+    Ok(out)
+}
+
+impl Entry {
+    /// The plays that measure the current agent: those of rounds `round - window + 1 ..= round`
+    /// (every play with `window` 0); without any, those of the last round it was played in.
+    /// An entry without a history (a memory written before the `history` column) has only its
+    /// lifetime totals.
+    pub fn current(&self, round: i64, window: i64) -> Plays {
+        if window <= 0 || self.history.is_empty() {
+            return self.plays;
+        }
+        let mut p = Plays::default();
+        for (_, q) in self.history.iter().filter(|(r, _)| *r > round - window && *r <= round) {
+            p.merge(q);
+        }
+        if p.played() {
+            return p;
+        }
+        match self.history.iter().rev().find(|(r, _)| *r <= round) {
+            Some((_, q)) => *q,
+            None => p,
+        }
+    }
 }
 
 impl Memory {
@@ -125,6 +191,7 @@ impl Memory {
             let (sh, sn) = (f64s(b, "sum_hint")?, f64s(b, "sum_nohint")?);
             let (regret, wr, dr, lf, ls) =
                 (f64s(b, "regret")?, f64s(b, "nohint_win_rate")?, f64s(b, "designer_reward")?, f64s(b, "lp_fast")?, f64s(b, "lp_slow")?);
+            let history = strs(b, "history")?;
             for i in 0..b.num_rows() {
                 let e = Entry {
                     env_id: ids.value(i).to_string(),
@@ -139,6 +206,10 @@ impl Memory {
                         hint: Arm { plays: get_i64(&ph, i).unwrap_or(0), sum: get_f64(&sh, i).unwrap_or(0.0), wins: get_i64(&wh, i).unwrap_or(0) },
                         nohint: Arm { plays: get_i64(&pn, i).unwrap_or(0), sum: get_f64(&sn, i).unwrap_or(0.0), wins: get_i64(&wn, i).unwrap_or(0) },
                         failures: get_i64(&fl, i).unwrap_or(0),
+                    },
+                    history: match get_str(&history, i) {
+                        Some(h) => parse_history(&h).map_err(|m| b.row_error(i, "history", m))?,
+                        None => Vec::new(),
                     },
                     regret: get_f64(&regret, i),
                     nohint_win_rate: get_f64(&wr, i),
@@ -187,6 +258,7 @@ impl Memory {
             s(&|x| Some(x.label.clone())),
             fl(&|x| x.lp.map(|l| l.fast)),
             fl(&|x| x.lp.map(|l| l.slow)),
+            s(&|x| Some(history_json(&x.history))),
         ];
         RecordBatch::try_new(MEMORY.schema(), cols).expect("memory columns follow the contract")
     }
@@ -201,12 +273,17 @@ impl Memory {
         true
     }
 
-    /// Adds this call's plays of an environment, stamping `round` as last seen.
+    /// Adds this call's plays of an environment to its lifetime totals and to its plays of `round`,
+    /// stamping `round` as last seen.
     pub fn record(&mut self, env_id: &str, plays: &Plays, round: i64) -> bool {
         match self.get_mut(env_id) {
             Some(e) => {
                 e.plays.merge(plays);
                 e.last_round = e.last_round.max(round);
+                match e.history.binary_search_by_key(&round, |(r, _)| *r) {
+                    Ok(k) => e.history[k].1.merge(plays),
+                    Err(k) => e.history.insert(k, (round, *plays)),
+                }
                 true
             }
             None => false,
@@ -227,12 +304,13 @@ impl Memory {
         t.into_iter().map(|(k, (_, v))| (k, v)).collect()
     }
 
-    /// Recomputes every entry's scores from its accumulated plays.
-    pub fn rescore(&mut self, cfg: &RewardConfig, trackers: &HashMap<String, Ema>) {
+    /// Recomputes every entry's scores from its plays in the window (see the module doc).
+    pub fn rescore(&mut self, cfg: &RewardConfig, trackers: &HashMap<String, Ema>, round: i64, window: i64) {
         for e in &mut self.entries {
             let lp = e.skill.as_ref().and_then(|s| trackers.get(s)).copied();
-            if e.plays.played() {
-                let o = cfg.score(&e.plays, lp.map(|l| l.slow));
+            let p = e.current(round, window);
+            if p.played() {
+                let o = cfg.score(&p, lp.map(|l| l.slow));
                 e.regret = o.regret;
                 e.nohint_win_rate = o.nohint_win_rate;
                 e.designer_reward = Some(o.reward);
@@ -243,11 +321,11 @@ impl Memory {
         }
     }
 
-    /// Recomputes every label (see the module doc).
-    pub fn relabel(&mut self, cfg: &MemoryConfig, reward: &RewardConfig) {
+    /// Recomputes every label from the plays in the window (see the module doc).
+    pub fn relabel(&mut self, cfg: &MemoryConfig, reward: &RewardConfig, round: i64, window: i64) {
         let mut band: HashMap<Option<String>, Vec<(f64, usize)>> = HashMap::new();
         for (i, e) in self.entries.iter_mut().enumerate() {
-            let p = &e.plays;
+            let p = &e.current(round, window);
             e.label = if p.failures > 0 {
                 "failing".into()
             } else if p.hint.plays + p.nohint.plays == 0 {
@@ -310,6 +388,7 @@ mod tests {
             first_round: round,
             last_round: round,
             plays: Plays::default(),
+            history: Vec::new(),
             regret: None,
             nohint_win_rate: None,
             designer_reward: None,
@@ -333,7 +412,7 @@ mod tests {
         m.record("a", &plays((4, 4.0, 4), (4, 2.0, 2)), 1);
         m.record("a", &plays((4, 2.0, 2), (4, 0.0, 0)), 2);
         let cfg = RewardConfig::default();
-        m.rescore(&cfg, &HashMap::new());
+        m.rescore(&cfg, &HashMap::new(), 2, 0);
         let e = m.get("a").unwrap();
         assert_eq!((e.plays.hint.plays, e.plays.nohint.plays), (8, 8));
         assert_eq!(e.last_round, 2);
@@ -367,8 +446,8 @@ mod tests {
         m.add(unplayed_seed);
         m.add(entry("new", "logic", 1));
         let rc = RewardConfig::default();
-        m.rescore(&rc, &HashMap::new());
-        m.relabel(&MemoryConfig { seed_top: 2, ..Default::default() }, &rc);
+        m.rescore(&rc, &HashMap::new(), 1, 1);
+        m.relabel(&MemoryConfig { seed_top: 2, ..Default::default() }, &rc, 1, 1);
         let label = |id: &str| m.get(id).unwrap().label.clone();
         assert_eq!(label("easy"), "too-easy");
         assert_eq!(label("hard"), "too-hard");
@@ -378,6 +457,47 @@ mod tests {
         assert_eq!(label("new"), "none");
         // s2 regret 0.75, s1 0.25, s3 0 → top 2 are seeds
         assert_eq!((label("s2").as_str(), label("s1").as_str(), label("s3").as_str()), ("seed", "seed", "none"));
+    }
+
+    #[test]
+    fn the_window_measures_the_current_agent() {
+        let mut m = Memory::default();
+        m.add(entry("a", "logic", 0));
+        m.record("a", &plays((2, 2.0, 2), (2, 2.0, 2)), 1);
+        m.record("a", &plays((2, 1.0, 1), (2, 0.0, 0)), 3);
+        m.record("a", &plays((2, 1.0, 1), (2, 1.0, 1)), 3);
+        let e = m.get("a").unwrap();
+        assert_eq!(e.history.iter().map(|(r, _)| *r).collect::<Vec<_>>(), [1, 3], "one history row per round");
+        assert_eq!(e.current(3, 1), plays((4, 2.0, 2), (4, 1.0, 1)), "this round's plays");
+        assert_eq!(e.current(3, 3), plays((6, 4.0, 4), (6, 3.0, 3)), "rounds 1..=3");
+        assert_eq!(e.current(3, 0), e.plays, "0: every play");
+        assert_eq!(e.current(4, 1), plays((4, 2.0, 2), (4, 1.0, 1)), "not played in round 4: its last measurement");
+        assert_eq!(e.current(2, 1), plays((2, 2.0, 2), (2, 2.0, 2)), "as of round 2 (the past is not rewritten)");
+        let cfg = RewardConfig::default();
+        m.rescore(&cfg, &HashMap::new(), 3, 1);
+        assert!((m.get("a").unwrap().nohint_win_rate.unwrap() - 0.25).abs() < 1e-12);
+        m.relabel(&MemoryConfig::default(), &cfg, 3, 1);
+        assert_eq!(m.get("a").unwrap().label, "seed", "no-hint 1/4 in the seed band at the current policy");
+        m.rescore(&cfg, &HashMap::new(), 3, 0);
+        m.relabel(&MemoryConfig::default(), &cfg, 3, 0);
+        assert_eq!(m.get("a").unwrap().nohint_win_rate, Some(0.5), "lifetime 3/6");
+    }
+
+    #[test]
+    fn history_round_trips_and_bad_history_names_the_row() {
+        let mut m = Memory::default();
+        m.add(entry("a", "logic", 1));
+        m.record("a", &plays((1, 1.0, 1), (1, 0.5, 0)), 1);
+        m.record("a", &plays((1, 0.0, 0), (1, 0.0, 0)), 2);
+        let b = Batch { batch: m.to_batch(), origin: "mem".into(), first_row: 0 };
+        assert_eq!(Memory::from_batches(&[b]).unwrap(), m);
+        let mut batch = m.to_batch();
+        let k = batch.schema().index_of("history").unwrap();
+        let mut cols = batch.columns().to_vec();
+        cols[k] = Arc::new(StringArray::from(vec![r#"[{"round": 2}]"#]));
+        batch = RecordBatch::try_new(batch.schema(), cols).unwrap();
+        let err = Memory::from_batches(&[Batch { batch, origin: "mem.parquet".into(), first_row: 0 }]).unwrap_err().to_string();
+        assert!(err.contains("mem.parquet") && err.contains("history") && err.contains("hint"), "{err}");
     }
 
     #[test]
