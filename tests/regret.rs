@@ -167,6 +167,54 @@ fn memory_keeps_plays_per_round_and_scores_the_window() {
 }
 
 #[test]
+fn repaired_candidates_get_discounted_credit() {
+    let d = tmp();
+    let p = |n: &str| d.path().join(n);
+    // frontier: hint 0.75, no-hint 0.5 → 1.0 for a first-try environment.
+    let rollouts = [eps("frontier", "hint", &[1.0, 1.0, 1.0, 0.0]), eps("frontier", "nohint", &[1.0, 0.0, 1.0, 0.0])].concat();
+    write_jsonl(&p("rollouts.jsonl"), &rollouts);
+    write_jsonl(&p("envs.jsonl"), &[env("frontier", "logic")]);
+    let cand = |id: &str, env: Option<&str>, attempts: i64| json!({"candidate_id": id, "env_id": env, "doc_id": "d", "skill": "logic", "attempts": attempts});
+    write_jsonl(
+        &p("candidates.jsonl"),
+        &[cand("c-frontier", Some("frontier"), 1), cand("c-twice", Some("frontier"), 3), cand("c-bad", Some("r"), 2)],
+    );
+    write_jsonl(&p("rejects.jsonl"), &[json!({"candidate_id": "c-bad", "validity": 0.5})]);
+    let score = |extra: &[&str], out: &str| {
+        stage("spade-regret")
+            .arg(p("rollouts.jsonl"))
+            .arg("--envs").arg(p("envs.jsonl"))
+            .arg("--candidates").arg(p("candidates.jsonl"))
+            .arg("--rejects").arg(p("rejects.jsonl"))
+            .args(extra)
+            .args(["--round", "1", "-o"]).arg(p(out))
+            .arg("--memory-out").arg(p("memory.jsonl"))
+            .assert()
+            .success();
+        read_jsonl(&p(out))
+    };
+    let s = score(&[], "s.jsonl");
+    close(&by(&s, "candidate_id", "c-frontier")["designer_reward"], 1.0);
+    assert_eq!(by(&s, "candidate_id", "c-frontier")["repairs"], 0);
+    // Two repair turns at the default 0.5: 1.0 · 0.5².
+    close(&by(&s, "candidate_id", "c-twice")["designer_reward"], 0.25);
+    assert_eq!(by(&s, "candidate_id", "c-twice")["repairs"], 2);
+    // A penalty is never scaled: −1 · (1 − 0.5).
+    close(&by(&s, "candidate_id", "c-bad")["designer_reward"], -0.5);
+    let s = score(&["--repair-discount", "1"], "s1.jsonl");
+    close(&by(&s, "candidate_id", "c-twice")["designer_reward"], 1.0);
+    stage("spade-regret").arg(p("rollouts.jsonl")).args(["--repair-discount", "1.5", "-o"]).arg(p("x.jsonl"))
+        .arg("--memory-out").arg(p("y.jsonl")).assert().code(2);
+    // attempts below 1 is bad input, named by file, row and column.
+    write_jsonl(&p("bad.jsonl"), &[cand("c-frontier", Some("frontier"), 0)]);
+    let out = stage("spade-regret").arg(p("rollouts.jsonl")).arg("--envs").arg(p("envs.jsonl")).arg("--candidates").arg(p("bad.jsonl"))
+        .args(["-o"]).arg(p("z.jsonl")).arg("--memory-out").arg(p("w.jsonl")).assert().code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(err.contains("bad.jsonl") && err.contains("attempts"), "{err}");
+    assert!(!p("z.jsonl").exists(), "nothing written on bad input");
+}
+
+#[test]
 fn resume_rereads_the_memory_identically() {
     let d = tmp();
     let p = |n: &str| d.path().join(n);

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, Context};
-use arrow::array::{Array, ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch, StringArray};
+use arrow::array::{Array, ArrayRef, BooleanArray, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::DataType;
 use clap::Parser;
 use serde::Serialize;
@@ -119,6 +119,13 @@ struct Args {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(i64).range(0..))]
     window: i64,
 
+    /// Factor applied to a valid candidate's positive reward per repair turn it needed (`attempts` − 1
+    /// in the candidates table, `spade-design --repair`): the first response, which is what the
+    /// designer is trained on, did not write that environment alone. 1 = full credit; penalties are
+    /// never scaled.
+    #[arg(long, default_value_t = 0.5, value_parser = unit_interval)]
+    repair_discount: f64,
+
     /// Environments kept in the memory (oldest evicted first).
     #[arg(long, default_value_t = 200)]
     capacity: usize,
@@ -153,6 +160,14 @@ fn parse_pair(s: &str) -> Result<(f64, f64), String> {
     Ok((lo, hi))
 }
 
+fn unit_interval(s: &str) -> Result<f64, String> {
+    let x: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
+    if !(0.0..=1.0).contains(&x) {
+        return Err(format!("`{s}` is not in [0, 1]"));
+    }
+    Ok(x)
+}
+
 fn main() -> ExitCode {
     let args: Args = spade_cli::parse();
     let common = args.common.clone();
@@ -175,6 +190,14 @@ fn val(a: &Option<StringArray>, i: usize) -> Option<String> {
 }
 
 const INFRA: &str = "infra_error";
+
+/// A positive reward scaled by `factor` per repair turn; penalties and zero unchanged.
+fn discount(reward: f64, repairs: Option<i32>, factor: f64) -> f64 {
+    match repairs {
+        Some(n) if n > 0 && reward > 0.0 => reward * factor.powi(n),
+        _ => reward,
+    }
+}
 
 /// Aggregates this call's episodes per environment.
 fn aggregate(batches: &[Batch]) -> anyhow::Result<(Vec<String>, HashMap<String, Plays>, HashMap<String, String>)> {
@@ -243,6 +266,7 @@ struct Row {
     reward: f64,
     kind: String,
     validity: Option<f64>,
+    repairs: Option<i32>,
 }
 
 fn scores_batch(rows: &[Row], round: i64) -> RecordBatch {
@@ -265,6 +289,7 @@ fn scores_batch(rows: &[Row], round: i64) -> RecordBatch {
         fl(&|r| r.regret),
         fl(&|r| Some(r.reward)),
         s(&|r| Some(r.kind.clone())),
+        Arc::new(rows.iter().map(|r| r.repairs).collect::<Int32Array>()),
     ];
     RecordBatch::try_new(SCORES.schema(), cols).expect("scores columns follow the contract")
 }
@@ -398,6 +423,8 @@ fn run(args: Args) -> anyhow::Result<()> {
             let c = b.required("candidate_id", &DataType::Utf8)?;
             let c = c.as_any().downcast_ref::<StringArray>().unwrap();
             let (env, doc, skill) = (str_col(&b, "env_id")?, str_col(&b, "doc_id")?, str_col(&b, "skill")?);
+            let attempts = b.opt_column("attempts", &DataType::Int32)?;
+            let attempts = attempts.as_ref().map(|a| a.as_any().downcast_ref::<Int32Array>().unwrap());
             for i in 0..b.num_rows() {
                 let cid = c.value(i).to_string();
                 if !seen.insert(cid.clone()) {
@@ -405,6 +432,10 @@ fn run(args: Args) -> anyhow::Result<()> {
                 }
                 let env_id = env_by_candidate.get(&cid).cloned().or_else(|| val(&env, i));
                 let skill = val(&skill, i);
+                let repairs = match attempts.filter(|a| a.is_valid(i)).map(|a| a.value(i)) {
+                    Some(n) if n < 1 => return Err(b.row_error(i, "attempts", format!("is {n}; a candidate takes at least one attempt")).into()),
+                    n => n.map(|n| n - 1),
+                };
                 let base = |valid, kind: &str, reward, validity| Row {
                     candidate_id: Some(cid.clone()),
                     env_id: env_id.clone(),
@@ -418,6 +449,7 @@ fn run(args: Args) -> anyhow::Result<()> {
                     reward,
                     kind: kind.into(),
                     validity,
+                    repairs,
                 };
                 if let Some(validity) = rejects.get(&cid) {
                     rows.push(base(false, "invalid", rcfg.invalid(*validity), *validity));
@@ -431,7 +463,7 @@ fn run(args: Args) -> anyhow::Result<()> {
                         nohint_wr: o.nohint_win_rate,
                         regret: o.regret,
                         skill: skill.clone().or(sk),
-                        ..base(true, o.kind, o.reward, None)
+                        ..base(true, o.kind, discount(o.reward, repairs, args.repair_discount), None)
                     }),
                     // A candidate with no environment that validate did not reject never produced code.
                     None if env_id.is_none() => rows.push(base(false, "invalid", rcfg.invalid(Some(0.0)), Some(0.0))),
@@ -459,6 +491,7 @@ fn run(args: Args) -> anyhow::Result<()> {
                 reward: o.reward,
                 kind: o.kind.into(),
                 validity: None,
+                repairs: None,
             });
         }
     }
@@ -499,6 +532,7 @@ fn run(args: Args) -> anyhow::Result<()> {
             "rows": rows.len(),
             "episodes": rollouts.iter().map(|b| b.num_rows()).sum::<usize>(),
             "validity_rate": if rows.is_empty() { serde_json::Value::Null } else { (rows.iter().filter(|r| r.valid).count() as f64 / rows.len() as f64).into() },
+            "repaired": rows.iter().filter(|r| r.repairs.unwrap_or(0) > 0).count(),
             "reward_kinds": rows.iter().fold(BTreeMap::<String, usize>::new(), |mut m, r| { *m.entry(r.kind.clone()).or_default() += 1; m }),
             "designer_reward": dist(&|r| Some(r.reward), &all),
             "regret": dist(&|r| r.regret, &played),

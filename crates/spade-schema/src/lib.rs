@@ -256,6 +256,7 @@ pub const SCORES: Table = Table {
         opt("regret", Ty::F64, "hint win rate − no-hint win rate"),
         req("designer_reward", Ty::F64, "raw designer reward (blend, variant, or penalty); not normalised"),
         req("reward_kind", Ty::Str, "what set the reward: the variant (`blend`, `solve-rate`, `learning-potential`) or `invalid`, `env-failure`, `hint-leak`, `unplayed` (reward 0, not trained)"),
+        opt("repairs", Ty::I32, "repair turns the candidate needed (`attempts` − 1); a positive reward is scaled by `--repair-discount` per turn"),
     ],
 };
 
