@@ -558,3 +558,29 @@ fn the_agent_trains_on_its_no_hint_plays_by_default() {
     assert_eq!(lines[1]["metrics"]["agent"]["samples"], 9, "{}", lines[1]);
     grpo(&model, &d.path().join("c"), &r, &c, &s, &["--train-arms", "both"]).code(2);
 }
+
+#[test]
+fn the_designer_scale_balances_the_roles_as_the_reference() {
+    let d = tmp();
+    let model = tiny(&d.path().join("model"), 23);
+    let dir = d.path().join("batch");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (r, c, s) = write_batch(&dir, &model, 7);
+    let metrics = d.path().join("m.jsonl");
+    let m = metrics.to_str().unwrap();
+    grpo(&model, &d.path().join("a"), &r, &c, &s, &["--metrics", m, "--designer-scale", "auto", "--designer-interval", "2"]).success();
+    grpo(&model, &d.path().join("b"), &r, &c, &s, &["--metrics", m, "--designer-scale", "auto", "--designer-scale-max", "1"]).success();
+    grpo(&model, &d.path().join("c"), &r, &c, &s, &["--metrics", m, "--designer-scale", "3"]).success();
+    let lines = read_jsonl(&metrics);
+    // 7 no-hint agent samples, 5 designer samples (the unplayed one is not trained): 7 / 5 × 2.
+    let (agent, designer) = (lines[0]["metrics"]["agent"]["samples"].as_f64().unwrap(), lines[0]["metrics"]["designer"]["samples"].as_f64().unwrap());
+    assert_eq!((agent, designer), (7.0, 5.0), "{}", lines[0]);
+    assert!((lines[0]["designer_scale"].as_f64().unwrap() - 2.8).abs() < 1e-12, "{}", lines[0]);
+    assert_eq!(lines[0]["config"]["designer_scale"], "auto");
+    assert_eq!(lines[1]["designer_scale"], 1.0, "7 / 5 capped at 1");
+    assert_eq!(lines[2]["designer_scale"], 3.0);
+    // The designer's advantages carry the factor: the loss moves with it.
+    assert_ne!(lines[0]["metrics"]["loss"], lines[2]["metrics"]["loss"]);
+    grpo(&model, &d.path().join("e"), &r, &c, &s, &["--designer-scale", "big"]).code(2);
+    grpo(&model, &d.path().join("f"), &r, &c, &s, &["--designer-interval", "0"]).code(2);
+}

@@ -134,9 +134,19 @@ struct Args {
     #[arg(long, default_value = "center", value_name = "MODE")]
     designer_norm: Norm,
 
-    /// Factor on the designer advantage (the reference scales by min(agent samples / designer samples × regen interval, 50)).
-    #[arg(long, default_value_t = 1.0)]
-    designer_scale: f64,
+    /// Factor on the designer advantage: a number, or auto = min(agent samples / designer samples ×
+    /// --designer-interval, --designer-scale-max), the reference's balance of the two roles' gradients
+    /// (the designer has far fewer samples, trained once per --designer-interval agent steps).
+    #[arg(long, default_value = "1", value_name = "auto|X", value_parser = parse_scale)]
+    designer_scale: DesignerScale,
+
+    /// Agent steps per designer batch (the round's STEPS), for --designer-scale auto.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    designer_interval: u32,
+
+    /// Cap of --designer-scale auto (the reference's 50).
+    #[arg(long, default_value_t = 50.0)]
+    designer_scale_max: f64,
 
     /// Agent advantage per (env_id, arm): std (the reference), center or none.
     #[arg(long, default_value = "std", value_name = "MODE")]
@@ -153,6 +163,43 @@ struct Args {
 
     #[command(flatten)]
     common: Common,
+}
+
+/// `--designer-scale`: a fixed factor or the reference's automatic one.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum DesignerScale {
+    Auto,
+    Fixed(f64),
+}
+
+impl Serialize for DesignerScale {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            DesignerScale::Auto => s.serialize_str("auto"),
+            DesignerScale::Fixed(x) => s.serialize_f64(*x),
+        }
+    }
+}
+
+fn parse_scale(s: &str) -> Result<DesignerScale, String> {
+    if s == "auto" {
+        return Ok(DesignerScale::Auto);
+    }
+    match s.parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 0.0 => Ok(DesignerScale::Fixed(x)),
+        _ => Err(format!("`{s}`: expected auto or a number ≥ 0")),
+    }
+}
+
+impl DesignerScale {
+    /// The factor for a batch of `agent` and `designer` samples.
+    fn factor(self, agent: usize, designer: usize, interval: u32, max: f64) -> f64 {
+        match self {
+            DesignerScale::Fixed(x) => x,
+            DesignerScale::Auto if agent == 0 || designer == 0 => 1.0,
+            DesignerScale::Auto => (agent as f64 / designer as f64 * interval as f64).min(max),
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -179,7 +226,8 @@ fn run(args: Args) -> anyhow::Result<()> {
     } else {
         read_designer(&args.candidates, &args.scores, args.designer_group)?
     };
-    let adv_cfg = AdvantageConfig { agent_norm: args.agent_norm, designer_norm: args.designer_norm, designer_scale: args.designer_scale };
+    let designer_scale = args.designer_scale.factor(agent.len(), designer.len(), args.designer_interval, args.designer_scale_max);
+    let adv_cfg = AdvantageConfig { agent_norm: args.agent_norm, designer_norm: args.designer_norm, designer_scale };
     let mut all = agent;
     all.extend(designer);
     let (samples, agent_groups, designer_groups) = assign_advantages(all, &adv_cfg);
@@ -247,6 +295,7 @@ fn run(args: Args) -> anyhow::Result<()> {
             "metrics": m,
             "groups": {"agent": agent_groups, "designer": designer_groups},
             "dropped_groups": agent_groups.dropped_groups + designer_groups.dropped_groups,
+            "designer_scale": designer_scale,
             "read": {"agent": agent_read, "designer": designer_read},
             "designer_staleness": staleness.map(|(mean, max)| serde_json::json!({"mean": mean, "max": max})),
             "save_s": save_s,
