@@ -43,6 +43,22 @@ fn decode(m: &Model, ids: &[u32]) -> String {
 }
 
 #[test]
+fn skills_per_round_rotates_a_window_of_skills() {
+    let d = tmp();
+    let p = |n: &str| d.path().join(n);
+    tiny(&p("m"), 8192);
+    docs(&p("docs.jsonl"), 3, 20);
+    let skills = ["mathematical-reasoning", "logical-deduction", "spatial-reasoning", "pattern-recognition", "optimisation", "causal-inference"];
+    for (round, want) in [(1, [0, 1, 0]), (2, [2, 3, 2]), (4, [0, 1, 0])] {
+        let out = p(&format!("c{round}.jsonl"));
+        let r = round.to_string();
+        design(&p("m"), &["--docs", p("docs.jsonl").to_str().unwrap(), "-o", out.to_str().unwrap(), "--max-new-tokens", "4", "--examples", "0", "--per-doc", "1", "--skills-per-round", "2", "--round", &r]).success();
+        let got: Vec<String> = read_jsonl(&out).iter().map(|r| r["skill"].as_str().unwrap().to_string()).collect();
+        assert_eq!(got, want.map(|k| skills[k].to_string()), "round {round}");
+    }
+}
+
+#[test]
 fn rows_are_complete_and_consistent() {
     let d = tmp();
     let p = |n: &str| d.path().join(n);

@@ -93,6 +93,11 @@ struct Args {
     #[arg(long, value_delimiter = ',', default_value = "mathematical-reasoning,logical-deduction,spatial-reasoning,pattern-recognition,optimisation,causal-inference")]
     skills: Vec<String>,
 
+    /// Skills per round: 0 uses every skill each round; k uses a window of k skills that advances by k
+    /// each round (round r: skills (r−1)·k …, wrapping), the paper's two-skill ablation with k = 2.
+    #[arg(long, default_value_t = 0, value_name = "K")]
+    skills_per_round: usize,
+
     /// Seed environments shown as examples per prompt.
     #[arg(long, default_value_t = 2)]
     examples: usize,
@@ -231,7 +236,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     let mut groups = Vec::with_capacity(n_groups);
     for i in 0..n_groups {
         let doc = docs.get(i);
-        let skill = skills[(i + round as usize) % skills.len()].clone();
+        let skill = spade_design::skill_for(&skills, args.skills_per_round, round, i).to_string();
         let doc_id = doc.map(|d| d.doc_id.clone());
         let key = doc_key(doc_id.as_deref(), i);
         let tie = format!("{seed}/{round}/{key}");

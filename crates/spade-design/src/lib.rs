@@ -48,3 +48,34 @@ pub fn hash_hex(parts: &[&str]) -> String {
     }
     hex::encode(&h.finalize()[..8])
 }
+
+/// The skill of prompt group `i` in `round`. With `per_round` 0 every skill is used, round-robin over
+/// the groups and shifted by the round; with `per_round` k (1 ≤ k < skills) round r (from 1) uses the
+/// k skills starting at (r − 1)·k, wrapping (a disjoint window advancing by k each round, as the
+/// reference's skills per regeneration), round-robin over its groups.
+pub fn skill_for(skills: &[String], per_round: usize, round: u64, i: usize) -> &str {
+    let n = skills.len();
+    if per_round == 0 || per_round >= n {
+        return &skills[(i + round as usize) % n];
+    }
+    let start = (round.saturating_sub(1) as usize * per_round) % n;
+    &skills[(start + i % per_round) % n]
+}
+
+#[cfg(test)]
+mod skill_tests {
+    use super::skill_for;
+
+    #[test]
+    fn a_window_of_skills_advances_each_round() {
+        let skills: Vec<String> = ["a", "b", "c", "d", "e", "f"].map(String::from).to_vec();
+        let of = |k, r| (0..4).map(|i| skill_for(&skills, k, r, i).to_string()).collect::<Vec<_>>().join("");
+        assert_eq!(of(0, 1), "bcde", "all skills, shifted by the round");
+        assert_eq!(of(2, 1), "abab");
+        assert_eq!(of(2, 2), "cdcd");
+        assert_eq!(of(2, 3), "efef");
+        assert_eq!(of(2, 4), "abab", "wraps");
+        assert_eq!(of(4, 2), "efab", "a window may wrap");
+        assert_eq!(of(6, 1), of(0, 1), "k ≥ skills is every skill");
+    }
+}
