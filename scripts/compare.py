@@ -6,7 +6,7 @@ usage: compare.py runs/<exp> ARM [ARM...]
 Each arm is a spade run folder runs/<exp>/<arm>. Reads only spade's files (the round tables and
 metrics.jsonl, with pyarrow) and writes runs/<exp>/compare.csv (one row per arm and round) and
 runs/<exp>/compare.html (one plot per metric, one line per arm, error bars = one standard error),
-and prints the CSV's path. Round 0 is the starting model's evaluation (eval-start.parquet of the
+runs/<exp>/compare.png (the six main metrics in one figure, for a README), and prints the CSV's path. Round 0 is the starting model's evaluation (eval-start.parquet of the
 first arm that has one); its training columns are empty.
 
 Columns: validity (valid share of designed candidates), edge_share (share of played environments
@@ -91,8 +91,8 @@ def round_row(run, rd, metrics):
     return row
 
 
-def errorbar_plot(title, rows, arms, key):
-    fig, ax = plt.subplots(figsize=(6, 3.2))
+def draw(ax, title, rows, arms, key):
+    """One metric, one line per arm, error bars of one standard error; whether anything was drawn."""
     drawn = False
     for arm in arms:
         pts = [(r["round"], r[key], r.get(key + "_se") or 0.0) for r in rows if r["arm"] == arm and r.get(key) is not None]
@@ -100,12 +100,33 @@ def errorbar_plot(title, rows, arms, key):
             xs, ys, es = zip(*pts)
             ax.errorbar(xs, ys, yerr=es, marker="o", capsize=3, label=arm)
             drawn = True
-    ax.set_title(title)
+    ax.set_title(title, fontsize=9)
     ax.set_xlabel("round")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     if drawn:
         ax.legend(fontsize=7)
+    return drawn
+
+
+def errorbar_plot(title, rows, arms, key):
+    fig, ax = plt.subplots(figsize=(6, 3.2))
+    draw(ax, title, rows, arms, key)
     return png(fig)
+
+
+FIGURE = ["heldout_env", "rg", "nohint_return", "edge_share", "regret", "validity"]
+
+
+def figure(path, rows, arms):
+    """The main metrics as one 2×3 PNG."""
+    titles = dict(PLOTS)
+    fig, axes = plt.subplots(2, 3, figsize=(13, 6.5))
+    for ax, key in zip(axes.flat, FIGURE):
+        draw(ax, titles[key], rows, arms, key)
+    fig.tight_layout()
+    fig.savefig(path + ".tmp.png", dpi=90)
+    plt.close(fig)
+    os.replace(path + ".tmp.png", path)
 
 
 PLOTS = [
@@ -161,6 +182,7 @@ def main():
                 "<style>body{font-family:sans-serif;max-width:960px;margin:auto}</style>")
         f.write("\n".join(parts))
     os.replace(page + ".tmp", page)
+    figure(os.path.join(exp, "compare.png"), rows, arms)
     print(out)
 
 

@@ -401,6 +401,8 @@ fn an_experiment_runs_its_arms_from_one_start_at_matched_compute_and_compares_th
     assert!(at("fixed-pool", "1", "validity").is_empty());
     let page = std::fs::read_to_string(exp.join("compare.html")).unwrap();
     assert!(page.matches("data:image/png;base64,").count() >= 8, "one plot per metric");
+    let fig = std::fs::read(exp.join("compare.png")).unwrap();
+    assert!(fig.starts_with(b"\x89PNG"), "the README figure");
 }
 
 #[test]
