@@ -16,6 +16,28 @@ fn every_stage_has_help_with_examples_and_common_flags() {
 }
 
 #[test]
+fn every_stage_writes_its_man_page_and_completions() {
+    for s in STAGES {
+        let man = stage(s).args(["--generate", "man"]).output().unwrap();
+        assert!(man.status.success(), "{s} --generate man");
+        let man = String::from_utf8(man.stdout).unwrap();
+        assert!(man.contains(".TH") && man.contains(s) && man.contains("\\-\\-seed"), "{s}: a roff page with its flags");
+        let kinds = [
+            ("complete-bash", format!("_{}()", s.replace('-', "__")), "--round"),
+            ("complete-zsh", format!("#compdef {s}"), "--round"),
+            ("complete-fish", format!("complete -c {s}"), "-l round"),
+        ];
+        for (kind, needle, flag) in kinds {
+            let out = stage(s).args(["--generate", kind]).output().unwrap();
+            let text = String::from_utf8(out.stdout).unwrap();
+            assert!(out.status.success() && text.contains(&needle) && text.contains(flag), "{s} {kind}: {needle} and {flag} in\n{text}");
+        }
+        stage(s).arg("--generate=complete-elvish").assert().success();
+        stage(s).args(["--generate", "complete-tcsh"]).assert().code(2).stderr(predicates::str::contains("complete-bash"));
+    }
+}
+
+#[test]
 fn every_stage_reports_its_version() {
     for s in STAGES {
         stage(s).arg("--version").assert().success().stdout(predicates::str::contains(env!("CARGO_PKG_VERSION")));

@@ -74,6 +74,32 @@ pub struct Common {
     /// More logging (-v debug, -vv trace).
     #[arg(short, long, action = ArgAction::Count, help_heading = "Common")]
     pub verbose: u8,
+
+    /// Print the man page (man) or a shell completion script (complete-bash, complete-zsh,
+    /// complete-fish, complete-powershell, complete-elvish) to stdout and exit; must come first.
+    #[arg(long, value_name = "KIND", help_heading = "Common")]
+    pub generate: Option<String>,
+}
+
+/// What `--generate` accepts.
+pub const GENERATE_KINDS: &[&str] = &["man", "complete-bash", "complete-zsh", "complete-fish", "complete-powershell", "complete-elvish"];
+
+/// `STAGE --generate KIND`: the man page or a completion script of the stage's own command line,
+/// written to `out`. An unknown kind is an error naming the kinds.
+pub fn generate(mut cmd: clap::Command, kind: &str, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
+    use clap_complete::Shell;
+    let name = cmd.get_name().to_string();
+    let shell = match kind {
+        "man" => return Ok(clap_mangen::Man::new(cmd).render(out)?),
+        "complete-bash" => Shell::Bash,
+        "complete-zsh" => Shell::Zsh,
+        "complete-fish" => Shell::Fish,
+        "complete-powershell" => Shell::PowerShell,
+        "complete-elvish" => Shell::Elvish,
+        other => anyhow::bail!("--generate `{other}`: expected one of {}", GENERATE_KINDS.join(", ")),
+    };
+    clap_complete::generate(shell, &mut cmd, name, out);
+    Ok(())
 }
 
 impl Common {
@@ -141,6 +167,21 @@ pub fn append_metrics(path: &Path, value: &serde_json::Value) -> anyhow::Result<
 /// command line wins over the file. Usage errors exit 2 with clap's message; `--help` exits 0.
 pub fn parse<T: Parser>() -> T {
     let raw: Vec<OsString> = std::env::args_os().collect();
+    if raw.get(1).is_some_and(|a| a == "--generate" || a.to_string_lossy().starts_with("--generate=")) {
+        let first = raw[1].to_string_lossy().to_string();
+        let kind = match first.strip_prefix("--generate=") {
+            Some(k) => k.to_string(),
+            None => raw.get(2).map(|k| k.to_string_lossy().to_string()).unwrap_or_default(),
+        };
+        let mut out = std::io::stdout().lock();
+        match generate(T::command(), &kind, &mut out).and_then(|()| Ok(std::io::Write::flush(&mut out)?)) {
+            Ok(()) => std::process::exit(0),
+            Err(e) => {
+                eprintln!("error: {e:#}");
+                std::process::exit(2)
+            }
+        }
+    }
     match parse_from::<T>(raw) {
         Ok(t) => t,
         Err(ParseError::Clap(e)) => e.exit(),
