@@ -581,6 +581,11 @@ fn the_designer_scale_balances_the_roles_as_the_reference() {
     assert_eq!(lines[2]["designer_scale"], 3.0);
     // The designer's advantages carry the factor: the loss moves with it.
     assert_ne!(lines[0]["metrics"]["loss"], lines[2]["metrics"]["loss"]);
+    // Every checkpoint carries its model card.
+    let card = std::fs::read_to_string(d.path().join("a/README.md")).unwrap();
+    assert!(card.starts_with("---\n") && card.contains("- spade-grpo-step\n"), "{card}");
+    assert!(card.contains("policy version 1") && card.contains(&format!("- rollouts: `{r}`")), "{card}");
+    assert!(card.contains("| `designer.samples` | 5 |") && card.contains("\"designer_scale\": \"auto\""), "{card}");
     grpo(&model, &d.path().join("e"), &r, &c, &s, &["--designer-scale", "big"]).code(2);
     grpo(&model, &d.path().join("f"), &r, &c, &s, &["--designer-interval", "0"]).code(2);
 }

@@ -107,6 +107,8 @@ fn the_loss_falls_when_a_few_pairs_are_overfitted() {
     assert_eq!(state["optimizer_steps"], 0);
     assert!(state["initial_model"].as_str().unwrap().ends_with("warm"));
     spade_model::load(&d.path().join("warm"), &Device::Cpu).unwrap();
+    let card = std::fs::read_to_string(d.path().join("warm/README.md")).unwrap();
+    assert!(card.contains("- spade-sft\n") && card.contains("| `train_pairs` | 3 |"), "{card}");
 }
 
 #[test]

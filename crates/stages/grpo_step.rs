@@ -271,7 +271,26 @@ fn run(args: Args) -> anyhow::Result<()> {
     let staleness = spade_train::trainer::staleness(&samples, start_step);
     let m = trainer.step(&samples, &cfg, reference.as_ref())?;
     let t_save = std::time::Instant::now();
-    trainer.save(&args.output)?;
+    let mut config = spade_cli::config_json(&args);
+    if let Some(o) = config.as_object_mut() {
+        o.insert("model".into(), model_path.display().to_string().into());
+    }
+    let mut data = vec![("rollouts", args.rollouts.join(" "))];
+    if !args.frozen_designer && !args.candidates.is_empty() {
+        data.push(("candidates", args.candidates.join(" ")));
+        data.push(("scores", args.scores.join(" ")));
+    }
+    let card = spade_train::card::render(&spade_train::card::Card {
+        stage: "spade-grpo-step",
+        model: &model_path.display().to_string(),
+        initial_model: &trainer.state.initial_model,
+        round: args.common.round,
+        step: m.step,
+        data,
+        metrics: serde_json::to_value(&m)?,
+        config: config.clone(),
+    });
+    trainer.save(&args.output, Some(&card))?;
     let save_s = t_save.elapsed().as_secs_f64();
     tracing::info!(
         step = m.step,
@@ -282,10 +301,6 @@ fn run(args: Args) -> anyhow::Result<()> {
         "wrote {}",
         args.output.display()
     );
-    let mut config = spade_cli::config_json(&args);
-    if let Some(o) = config.as_object_mut() {
-        o.insert("model".into(), model_path.display().to_string().into());
-    }
     args.common.metrics(
         "spade-grpo-step",
         serde_json::json!({

@@ -286,7 +286,20 @@ fn run(args: Args) -> anyhow::Result<()> {
         o.insert("warmup_updates".into(), updates.into());
     }
     trainer.state.last_config = Some(serde_json::json!({"warmup": config}));
-    trainer.save(&args.output)?;
+    let card = spade_train::card::render(&spade_train::card::Card {
+        stage: "spade-sft",
+        model: &model_path.display().to_string(),
+        initial_model: &model_path.display().to_string(),
+        round: args.common.round,
+        step: 0,
+        data: vec![("environments (the pool)", args.pool.join(" ")), ("documents", args.docs.join(" "))],
+        metrics: serde_json::json!({
+            "train_pairs": train.len(), "held_out_pairs": held.len(), "updates": updates,
+            "held_out_loss_before": held_before, "held_out_loss_after": held_after,
+        }),
+        config: config.clone(),
+    });
+    trainer.save(&args.output, Some(&card))?;
 
     if let Some(path) = &args.held_out_docs {
         // The input rows of the held-out documents, every column kept.

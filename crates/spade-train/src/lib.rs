@@ -4,6 +4,7 @@
 //! checkpoints ([`trainer`]). The `spade-grpo-step` stage is a thin layer over [`Trainer`].
 
 pub mod advantage;
+pub mod card;
 pub mod data;
 pub mod objective;
 pub mod optim;

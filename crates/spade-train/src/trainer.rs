@@ -485,7 +485,8 @@ impl Trainer {
     /// Write the checkpoint folder atomically: the Hugging Face files, `optimizer.safetensors` and
     /// `trainer_state.json` go to a temporary sibling folder that is renamed into place (an
     /// existing folder of that name is replaced).
-    pub fn save(&self, dir: &Path) -> anyhow::Result<()> {
+    /// Writes the checkpoint folder atomically, with `card` as its `README.md` (see [`crate::card`]).
+    pub fn save(&self, dir: &Path, card: Option<&str>) -> anyhow::Result<()> {
         let name = dir.file_name().and_then(|n| n.to_str()).ok_or_else(|| anyhow::anyhow!("{}: not a folder name", dir.display()))?;
         let parent = dir.parent().filter(|p| !p.as_os_str().is_empty()).map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
         std::fs::create_dir_all(&parent).with_context(|| format!("{}: cannot create folder", parent.display()))?;
@@ -498,6 +499,9 @@ impl Trainer {
             ck.save_model(&self.model)?;
             save_optimizer(&ck.optimizer_path(), &self.opt, self.model.weights().named_vars())?;
             ck.write_file(spade_model::checkpoint::TRAINER_STATE_FILE, (serde_json::to_string_pretty(&self.state)? + "\n").as_bytes())?;
+            if let Some(card) = card {
+                ck.write_file("README.md", card.as_bytes())?;
+            }
             Ok(())
         })();
         if let Err(e) = result {
