@@ -79,6 +79,10 @@ EVAL_FLAGS ?= --max-tokens 96 --max-turns 3
 EVAL_TEMPERATURE ?= 0
 # A fixed candidates table used instead of running the designer (tests, replays of a saved batch).
 CANDIDATES ?=
+# SHARDS=N: each step's rollouts and the round's eval are folders (step-S/rollouts.parquet/, eval.parquet/)
+# of N files shard-I.parquet, one per `--shard I/N` slice, which the next stage reads as one table
+# (scripts/slurm/round.sh runs the slices as Slurm array tasks). Unset: one file each.
+SHARDS ?=
 # The stage programs: swap any for your own program that honours the same file contract.
 SAMPLE_CORPUS ?= $(BIN)/spade-sample-corpus
 DESIGN ?= $(BIN)/spade-design
@@ -96,8 +100,18 @@ DOCS := $(word 1,$(subst $(comma), ,$(SIZE)))
 PER_DOC := $(word 2,$(subst $(comma), ,$(SIZE)))
 GROUP := $(word 3,$(subst $(comma), ,$(SIZE)))
 FIXED_POOL_SIZE ?= $(shell echo $$(($(DOCS)*$(PER_DOC)+$(POOL))))
+ifneq ($(SHARDS),)
+ifeq ($(shell [ "$(SHARDS)" -ge 1 ] 2>/dev/null && echo ok),)
+$(error SHARDS=$(SHARDS): expected a number of shards, at least 1)
+endif
+endif
+SHARD_IDS := $(if $(SHARDS),$(shell seq 0 $$(($(SHARDS)-1))),)
+# A table's output files: the file itself, or with SHARDS the shard files of the folder of that name.
+SHARDED = $(if $(SHARDS),$(foreach i,$(SHARD_IDS),$(1)/shard-$(i).parquet),$(1))
+# The --shard flag of a shard file target ($@); nothing without SHARDS.
+SHARD_FLAG = $(if $(SHARDS),--shard $(patsubst shard-%.parquet,%,$(notdir $@))/$(SHARDS),)
 
-.PHONY: seed-plays all build test test-all test-slurm test-server bench venv model deps round rounds report warmstart warmstart-check experiment clean-runs help
+.PHONY: seed-plays all build test test-all test-slurm test-server bench venv model deps round round-deps rounds report warmstart warmstart-check experiment clean-runs help
 
 all: build
 
@@ -219,14 +233,18 @@ MATCH_ROLLOUTS := $(if $(MATCH_RUN),$(MATCH_RUN)/round-$(call R4,$(ROUND))/step-
 MATCH_FLAG := $(if $(MATCH_ROLLOUTS),--pool-like $(MATCH_ROLLOUTS),)
 
 # Agent steps: rollout → regret → grpo-step; the memory and the checkpoint chain through the steps.
+# step-S-inputs: what step S's rollouts start from (scripts/slurm/round.sh makes it before their shards).
 define STEP_RULES
-$(call SDIR,$(1))/rollouts.parquet: $(NEW_ENVS) $(if $(filter 0,$(1)),$(START_MEMORY) $(START_CKPT),$(call SDIR,$(shell echo $$(($(1)-1))))/memory.parquet $(call SDIR,$(shell echo $$(($(1)-1))))/checkpoint/trainer_state.json)
+STEP_INPUTS_$(1) := $(NEW_ENVS) $(if $(filter 0,$(1)),$(START_MEMORY) $(START_CKPT),$(call SDIR,$(shell echo $$(($(1)-1))))/memory.parquet $(call SDIR,$(shell echo $$(($(1)-1))))/checkpoint/trainer_state.json)
+.PHONY: step-$(1)-inputs
+step-$(1)-inputs: $$(STEP_INPUTS_$(1))
+$(call SHARDED,$(call SDIR,$(1))/rollouts.parquet): $$(STEP_INPUTS_$(1))
 	$(ROLLOUT) --model $(if $(filter 0,$(1)),$(START_MODEL),$(call SDIR,$(shell echo $$(($(1)-1))))/checkpoint) \
 	  $(if $(NEW_ENVS),--envs $(NEW_ENVS),) --memory $(if $(filter 0,$(1)),$(START_MEMORY),$(call SDIR,$(shell echo $$(($(1)-1))))/memory.parquet) \
-	  $(if $(FIXED_POOL),--pool-draw draw --pool $(FIXED_POOL_SIZE) $(MATCH_FLAG),--pool $(POOL)) --group $(GROUP) --step $(1) -o $$@ $(ROLLOUT_FLAGS) $(MODELFLAGS) $(COMMON)
+	  $(if $(FIXED_POOL),--pool-draw draw --pool $(FIXED_POOL_SIZE) $(MATCH_FLAG),--pool $(POOL)) --group $(GROUP) --step $(1) $$(SHARD_FLAG) -o $$@ $(ROLLOUT_FLAGS) $(MODELFLAGS) $(COMMON)
 
-$(call SDIR,$(1))/memory.parquet: $(call SDIR,$(1))/rollouts.parquet
-	$(REGRET) $$< --memory $(if $(filter 0,$(1)),$(START_MEMORY),$(call SDIR,$(shell echo $$(($(1)-1))))/memory.parquet) \
+$(call SDIR,$(1))/memory.parquet: $(call SHARDED,$(call SDIR,$(1))/rollouts.parquet)
+	$(REGRET) $(call SDIR,$(1))/rollouts.parquet --memory $(if $(filter 0,$(1)),$(START_MEMORY),$(call SDIR,$(shell echo $$(($(1)-1))))/memory.parquet) \
 	  $(if $(and $(filter 0,$(1)),$(NEW_ENVS)),--envs $(NEW_ENVS),) \
 	  $(if $(and $(filter $(LAST_STEP),$(1)),$(TRAIN_DESIGNER)),--candidates $(DDIR)/candidates.parquet --rejects $(DDIR)/rejects.parquet,) \
 	  --variant $(VARIANT) -o $(call SDIR,$(1))/scores.parquet --memory-out $$@ $(REGRET_FLAGS) $(COMMON)
@@ -243,8 +261,9 @@ FINAL_CKPT := $(call SDIR,$(LAST_STEP))/checkpoint/trainer_state.json
 $(RDIR)/memory.parquet: $(call SDIR,$(LAST_STEP))/memory.parquet $(FINAL_CKPT)
 	cp $< $@.tmp && mv $@.tmp $@
 
-$(RDIR)/eval.parquet: $(FINAL_CKPT)
-	$(EVAL) --model $(call SDIR,$(LAST_STEP))/checkpoint --suite $(EVAL_SUITES) --n $(EVAL_N) --env-samples $(EVAL_SAMPLES) -o $@ $(EVALFLAGS) $(COMMON)
+EVAL_OUT := $(call SHARDED,$(RDIR)/eval.parquet)
+$(EVAL_OUT): $(FINAL_CKPT)
+	$(EVAL) --model $(call SDIR,$(LAST_STEP))/checkpoint --suite $(EVAL_SUITES) --n $(EVAL_N) --env-samples $(EVAL_SAMPLES) $(SHARD_FLAG) -o $@ $(EVALFLAGS) $(COMMON)
 
 # The starting model's evaluation (round 0 of the curves).
 $(RUNDIR)/eval-start.parquet: $(RUNDIR)/config.json
@@ -253,9 +272,11 @@ $(RUNDIR)/eval-start.parquet: $(RUNDIR)/config.json
 DO_EVAL := $(shell [ $$(($(ROUND) % $(EVAL_EVERY))) -eq 0 ] && echo 1)
 # The default MODEL is fetched first; a MODEL given on the command line is used as it is.
 MODEL_DEP := $(if $(filter file,$(origin MODEL)),model,)
-round: $(BUILD_DEP) venv $(MODEL_DEP)
+# What a round needs before its stages (scripts/slurm/round.sh makes it on the submitting host).
+round-deps: $(BUILD_DEP) venv $(MODEL_DEP)
+round: round-deps
 	@echo "run $(RUN) round $(ROUND) starts from $(START_MODEL)$(if $(filter 1,$(ROUND)),$(if $(filter $(MODEL),$(START)), (the base model; make warmstart makes the warm-started designer), (the warm-started designer)),)" >&2
-	$(MAKE) --no-print-directory $(RDIR)/memory.parquet $(if $(DO_EVAL),$(RDIR)/eval.parquet,) ROUND=$(ROUND)
+	$(MAKE) --no-print-directory $(RDIR)/memory.parquet $(if $(DO_EVAL),$(EVAL_OUT),) ROUND=$(ROUND)
 	$(PYTHON) scripts/report.py $(RUNDIR) >/dev/null
 	@echo "round $(ROUND) of run $(RUN) done: $(RDIR); report: $(RUNDIR)/report.html"
 
@@ -264,6 +285,10 @@ rounds: $(BUILD_DEP) venv $(MODEL_DEP)
 
 report: venv
 	$(PYTHON) scripts/report.py $(RUNDIR)
+
+# make print-VAR: VAR as this Makefile resolves it with the given knobs (scripts/slurm/round.sh asks).
+print-%:
+	@:$(info $($*))
 
 # ---- designer warm-up (supervised cold start) -----------------------------------------------
 # make warmstart: fine-tune MODEL on the seed pool (plus WARM_POOL: envs tables of earlier runs)

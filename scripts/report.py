@@ -40,7 +40,12 @@ def png(fig):
 
 
 def table(path):
+    """Rows of a table: a Parquet file, or a folder of shard files (make round SHARDS=N, the Slurm
+    arrays) read as one table, as the stages read it (`*.partial.parquet` files are not part of it)."""
     try:
+        if os.path.isdir(path):
+            files = sorted(glob.glob(os.path.join(path, "*.parquet")))
+            return [r for f in files if not f.endswith(".partial.parquet") for r in pq.read_table(f).to_pylist()]
         return pq.read_table(path).to_pylist()
     except Exception:
         return []

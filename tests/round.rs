@@ -28,16 +28,28 @@ pub(crate) fn corpus(dir: &Path) -> PathBuf {
 pub(crate) fn make(runs: &Path, model: &Path, corpus: &Path, extra: &[String]) -> Command {
     let mut c = Command::new("make");
     c.current_dir(root()).arg("--no-print-directory").arg("-s");
+    clean_env(&mut c);
+    c.arg(format!("RUNS={}", runs.display()));
+    c.args(knobs(model, corpus));
+    c.args(extra);
+    c
+}
+
+/// No SPADE_* (but SPADE_PYTHON), MAKE* or RUST_LOG variables of the test's own environment.
+pub(crate) fn clean_env(c: &mut Command) {
     for (k, _) in std::env::vars() {
         if k.starts_with("SPADE_") && k != "SPADE_PYTHON" || k.starts_with("MAKE") {
             c.env_remove(k);
         }
     }
     c.env_remove("RUST_LOG");
-    c.args([
+}
+
+/// The knobs `make` gets: the binaries `cargo test` built, the tiny model and small sizes.
+pub(crate) fn knobs(model: &Path, corpus: &Path) -> Vec<String> {
+    vec![
         "NO_BUILD=1".to_string(),
         format!("BIN={}", bin_dir().display()),
-        format!("RUNS={}", runs.display()),
         format!("MODEL={}", model.display()),
         format!("CORPUS={}", corpus.display()),
         // Seed environments a random policy wins half of the time, so agent groups have variance.
@@ -52,9 +64,7 @@ pub(crate) fn make(runs: &Path, model: &Path, corpus: &Path, extra: &[String]) -
         "EVAL_FLAGS=--max-tokens 6 --progress off".into(),
         "LR=1e-3".into(),
         "GRPO_FLAGS=--weight-decay 0".into(),
-    ]);
-    c.args(extra);
-    c
+    ]
 }
 
 pub(crate) fn run_ok(mut c: Command) {

@@ -1,7 +1,8 @@
 //! `make test-slurm` (ignored by `cargo test`: it starts daemons): a one-node Slurm cluster on this
-//! machine runs one round with rollout and eval as array jobs over `--shard I/N`
-//! (scripts/slurm/round.sh); the same round in one process (`make round`, same seed and knobs)
-//! gives the same outputs; the daemons the test started are stopped.
+//! machine runs rounds with rollout and eval as array jobs over `--shard I/N`
+//! (scripts/slurm/round.sh, whose jobs run the Makefile's recipes); the same rounds in one process
+//! (`make rounds`, `make round`, same seed and knobs) give the same outputs; the daemons the test
+//! started are stopped.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -10,7 +11,7 @@ use std::process::Command;
 use serde_json::Value;
 use spade_model::candle_core::Device;
 
-use crate::round::{corpus, make, rows, run_ok};
+use crate::round::{clean_env, corpus, knobs, make, rows, run_ok};
 use crate::util::*;
 
 struct Cluster;
@@ -29,13 +30,19 @@ impl Drop for Cluster {
     }
 }
 
-/// `scripts/slurm/round.sh RUN 1` against the local cluster, with this build's binaries.
-fn round_sh(run: &Path) -> Command {
+/// `scripts/slurm/round.sh RUN ROUND` against the local cluster, with this build's binaries.
+fn round_sh(run: &Path, round: u32) -> Command {
     let conf = std::env::var("SPADE_SLURM_STATE").unwrap_or("/tmp/spade-slurm".into()) + "/slurm.conf";
     let mut c = Command::new("bash");
-    c.arg(root().join("scripts/slurm/round.sh")).arg(run).arg("1").current_dir(root());
-    c.env("SLURM_CONF", conf).env("BIN", bin_dir());
+    clean_env(&mut c);
+    c.arg(root().join("scripts/slurm/round.sh")).arg(run).arg(round.to_string()).current_dir(root());
+    c.env("SLURM_CONF", conf).env("BIN", bin_dir()).env("NO_BUILD", "1");
     c
+}
+
+fn ok(mut c: Command) {
+    let out = c.output().unwrap();
+    assert!(out.status.success(), "round.sh failed:\n{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
 }
 
 /// Rows keyed by `key` columns.
@@ -65,49 +72,9 @@ fn same_table(name: &str, a: &Path, b: &Path, key: &[&str], tol: f64) {
     }
 }
 
-#[test]
-#[ignore = "starts Slurm daemons: run by `make test-slurm`"]
-fn a_sharded_slurm_round_equals_the_single_process_round() {
-    let d = tmp();
-    let model = tiny_model(&d.path().join("tiny"), 23, 8192);
-    let corpus = corpus(d.path());
-    let runs = d.path().join("runs");
-    // The single-process round.
-    let mut c = make(&runs, &model, &corpus, &["round".into(), "RUN=single".into(), "EVAL_SUITES=rg:math,rg:logic".into(), "EVAL_N=2".into()]);
-    c.arg("TEMPERATURE=1.0");
-    run_ok(c);
-    // The same knobs through Slurm, rollout and eval as 2-task arrays.
-    let _cluster = Cluster::up();
-    let single = runs.join("single");
-    let cfg: Value = serde_json::from_str(&std::fs::read_to_string(single.join("config.json")).unwrap()).unwrap();
-    let knob = |k: &str| cfg[k].as_str().unwrap().to_string();
-    let slurm = runs.join("slurm");
-    let out = round_sh(&slurm)
-        .env("MODEL", &model)
-        .env("SHARDS", "2")
-        .envs(
-            [
-                "size", "pool", "seed", "temperature", "threads", "lr", "variant", "corpus", "seeds", "eval_suites", "eval_n",
-                "sample_flags", "design_flags", "validate_flags", "rollout_flags", "regret_flags", "grpo_flags", "eval_flags",
-            ]
-            .map(|k| (k.to_uppercase(), knob(k))),
-        )
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "round.sh failed:\n{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    let (a, b) = (single.join("round-0001"), slurm.join("round-0001"));
-    same_table("docs", &a.join("docs.parquet"), &b.join("docs.parquet"), &["doc_id"], 0.0);
-    same_table("candidates", &a.join("candidates.parquet"), &b.join("candidates.parquet"), &["candidate_id"], 0.0);
-    same_table("rejects", &a.join("rejects.parquet"), &b.join("rejects.parquet"), &["candidate_id"], 0.0);
-    assert_eq!(files_in(&b.join("step-0/rollouts")), ["shard-0.parquet", "shard-1.parquet"]);
-    assert!(files_in(&b.join("eval")).iter().filter(|f| f.ends_with(".parquet")).eq(["shard-0.parquet", "shard-1.parquet"].iter()));
-    // Shards batch other episodes together: log-probs agree up to float rounding.
-    same_table("rollouts", &a.join("step-0/rollouts.parquet"), &b.join("step-0/rollouts"), &["env_id", "arm", "episode"], 1e-4);
-    same_table("scores", &a.join("step-0/scores.parquet"), &b.join("step-0/scores.parquet"), &["env_id", "candidate_id"], 1e-6);
-    same_table("memory", &a.join("memory.parquet"), &b.join("memory.parquet"), &["env_id"], 1e-6);
-    same_table("eval", &a.join("eval.parquet"), &b.join("eval"), &["suite", "task", "item_id", "sample"], 1e-3);
-    let wa = spade_model::load(&a.join("step-0/checkpoint"), &Device::Cpu).unwrap();
-    let wb = spade_model::load(&b.join("step-0/checkpoint"), &Device::Cpu).unwrap();
+fn same_weights(name: &str, a: &Path, b: &Path) {
+    let wa = spade_model::load(a, &Device::Cpu).unwrap();
+    let wb = spade_model::load(b, &Device::Cpu).unwrap();
     for (k, v) in wa.weights().named_vars() {
         let x = v.as_tensor().flatten_all().unwrap().to_vec1::<f32>().unwrap();
         let y = wb.weights().named_vars()[k].as_tensor().flatten_all().unwrap().to_vec1::<f32>().unwrap();
@@ -115,8 +82,129 @@ fn a_sharded_slurm_round_equals_the_single_process_round() {
         // element wherever the gradient is non-zero, so an element whose gradient is ~0 may move
         // differently. Almost every element agrees far below lr (1e-3).
         let off = x.iter().zip(&y).filter(|(p, q)| (*p - *q).abs() > 1e-4).count();
-        assert!(off * 1000 <= x.len(), "{k}: {off} of {} weights differ by more than lr/10", x.len());
+        assert!(off * 1000 <= x.len(), "{name} {k}: {off} of {} weights differ by more than lr/10", x.len());
     }
+}
+
+/// The run `b` (round.sh, 2 shards) has the tables of the run `a` (make) in `rounds` rounds of `steps` steps.
+fn same_run(a: &Path, b: &Path, rounds: u32, steps: u32, designs: bool) {
+    let ca: Value = serde_json::from_str(&std::fs::read_to_string(a.join("config.json")).unwrap()).unwrap();
+    let cb: Value = serde_json::from_str(&std::fs::read_to_string(b.join("config.json")).unwrap()).unwrap();
+    for (k, v) in ca.as_object().unwrap() {
+        if k != "run" && k != "match_run" {
+            assert_eq!(v, &cb[k], "knob {k}: make round and round.sh record the same value");
+        }
+    }
+    same_table("starting memory", &a.join("memory-0000.parquet"), &b.join("memory-0000.parquet"), &["env_id"], 0.0);
+    for r in 1..=rounds {
+        let (ra, rb) = (a.join(format!("round-{r:04}")), b.join(format!("round-{r:04}")));
+        let at = |t: &str| format!("round {r} {t}");
+        if designs {
+            // Round 1 designs with the starting model; later rounds with checkpoints equal up to rounding.
+            let tol = if r == 1 { 0.0 } else { 1e-4 };
+            same_table(&at("docs"), &ra.join("docs.parquet"), &rb.join("docs.parquet"), &["doc_id"], 0.0);
+            same_table(&at("candidates"), &ra.join("candidates.parquet"), &rb.join("candidates.parquet"), &["candidate_id"], tol);
+            same_table(&at("rejects"), &ra.join("rejects.parquet"), &rb.join("rejects.parquet"), &["candidate_id"], tol);
+        } else {
+            assert!(!rb.join("candidates.parquet").exists() && !rb.join("docs.parquet").exists(), "{}: no designer", at(""));
+        }
+        for s in 0..steps {
+            let (sa, sb) = (ra.join(format!("step-{s}")), rb.join(format!("step-{s}")));
+            let at = |t: &str| format!("round {r} step {s} {t}");
+            assert_eq!(files_in(&sb.join("rollouts.parquet")), ["shard-0.parquet", "shard-1.parquet"], "{}", at("shards"));
+            // Shards batch other episodes together: log-probs agree up to float rounding.
+            same_table(&at("rollouts"), &sa.join("rollouts.parquet"), &sb.join("rollouts.parquet"), &["env_id", "arm", "episode"], 1e-4);
+            same_table(&at("scores"), &sa.join("scores.parquet"), &sb.join("scores.parquet"), &["env_id", "candidate_id"], 1e-6);
+            same_table(&at("memory"), &sa.join("memory.parquet"), &sb.join("memory.parquet"), &["env_id"], 1e-6);
+            same_weights(&at("checkpoint"), &sa.join("checkpoint"), &sb.join("checkpoint"));
+        }
+        same_table(&at("memory"), &ra.join("memory.parquet"), &rb.join("memory.parquet"), &["env_id"], 1e-6);
+        let tables: Vec<String> = files_in(&rb.join("eval.parquet")).into_iter().filter(|f| f.ends_with(".parquet")).collect();
+        assert_eq!(tables, ["shard-0.parquet", "shard-1.parquet"], "{}", at("eval shards"));
+        same_table(&at("eval"), &ra.join("eval.parquet"), &rb.join("eval.parquet"), &["suite", "task", "item_id", "sample"], 1e-3);
+    }
+    // The report, with the same sections and plots (the shard folders read as tables).
+    let plots = |run: &Path| {
+        let report = std::fs::read_to_string(run.join("report.html")).unwrap();
+        assert!(!report.contains("no eval tables yet"), "{}: the report has the evaluation", run.display());
+        report.matches("data:image/png;base64,").count()
+    };
+    assert!(plots(a) > 0);
+    assert_eq!(plots(a), plots(b), "the reports have the same plots");
+}
+
+/// Candidate ids a step's scores reward (the designer batch trained there).
+fn scored_candidates(step: &Path) -> Vec<String> {
+    let mut ids: Vec<String> = rows(&step.join("scores.parquet")).iter().filter_map(|r| r["candidate_id"].as_str().map(String::from)).collect();
+    ids.sort();
+    ids
+}
+
+#[test]
+#[ignore = "starts Slurm daemons: run by `make test-slurm`"]
+fn a_sharded_slurm_round_equals_the_single_process_round() {
+    let d = tmp();
+    let model = tiny_model(&d.path().join("tiny"), 23, 8192);
+    let corpus = corpus(d.path());
+    let runs = d.path().join("runs");
+    // Two rounds of two agent steps, each round's designer batch trained a round later (DELAY=1);
+    // then the fixed-pool baseline, matched to that run's round 1.
+    let spade = ["STEPS=2", "DELAY=1", "EVAL_SUITES=rg:math,rg:logic", "EVAL_N=2", "EVAL_EVERY=1"].map(String::from);
+    let fixed = |run: &str| ["FIXED_POOL=1".to_string(), format!("MATCH_RUN={}", runs.join(run).display()), "STEPS=2".into()];
+    let start = std::time::Instant::now();
+    let mut c = make(&runs, &model, &corpus, &["rounds".into(), "N=2".into(), "RUN=single".into()]);
+    c.args(&spade);
+    run_ok(c);
+    let mut c = make(&runs, &model, &corpus, &["round".into(), "RUN=single-fixed".into()]);
+    c.args(fixed("single"));
+    run_ok(c);
+    eprintln!("make: {:.0} s", start.elapsed().as_secs_f64());
+
+    // The same knobs through Slurm, rollout and eval as 2-task arrays: the test's knobs as VAR=value
+    // arguments, STEPS, DELAY and FIXED_POOL as environment variables (round.sh takes both).
+    let _cluster = Cluster::up();
+    let start = std::time::Instant::now();
+    let args: Vec<String> = knobs(&model, &corpus).into_iter().chain(spade.iter().filter(|k| !k.starts_with("STEPS=") && !k.starts_with("DELAY=")).cloned()).collect();
+    for round in [1, 2] {
+        let mut c = round_sh(&runs.join("slurm"), round);
+        c.args(&args).env("SHARDS", "2").env("STEPS", "2").env("DELAY", "1");
+        ok(c);
+    }
+    let mut c = round_sh(&runs.join("slurm-fixed"), 1);
+    let [fp, mr, st] = fixed("slurm");
+    c.args(knobs(&model, &corpus)).args(["SHARDS=2".to_string(), mr, st]).env("FIXED_POOL", &fp["FIXED_POOL=".len()..]);
+    ok(c);
+    eprintln!("round.sh: {:.0} s", start.elapsed().as_secs_f64());
+
+    let (single, slurm) = (runs.join("single"), runs.join("slurm"));
+    same_run(&single, &slurm, 2, 2, true);
+    same_run(&runs.join("single-fixed"), &runs.join("slurm-fixed"), 1, 2, false);
+    // DELAY=1: round 1 trains no designer; round 2's last step trains round 1's designer batch.
+    for run in [&single, &slurm] {
+        for (r, s) in [(1, 0), (1, 1), (2, 0)] {
+            assert!(scored_candidates(&run.join(format!("round-{r:04}/step-{s}"))).is_empty(), "round {r} step {s} trains no designer");
+        }
+        let mut batch: Vec<String> = rows(&run.join("round-0001/candidates.parquet")).iter().map(|r| r["candidate_id"].as_str().unwrap().to_string()).collect();
+        batch.sort();
+        assert_eq!(scored_candidates(&run.join("round-0002/step-1")), batch, "round 2 trains round 1's designer batch");
+    }
+    // The baseline played as many environments as the run it is matched to.
+    let envs = |p: &Path| rows(p).iter().map(|r| r["env_id"].to_string()).collect::<std::collections::BTreeSet<_>>().len();
+    assert_eq!(envs(&runs.join("slurm-fixed/round-0001/step-0/rollouts.parquet")), envs(&slurm.join("round-0001/step-0/rollouts.parquet")));
+
+    // A failing job fails the round (the jobs after it never start), and bad input is a one-line error.
+    let mut c = round_sh(&runs.join("broken"), 1);
+    c.args(knobs(&model, &corpus)).args(["SHARDS=2", "ROLLOUT_FLAGS=--no-such-flag"]);
+    let out = c.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("error: round 1 failed; job logs in"), "{stderr}");
+    assert!(!runs.join("broken/round-0001/memory.parquet").exists());
+    let mut c = round_sh(&runs.join("broken"), 1);
+    c.args(knobs(&model, &corpus)).arg("STEPS=0");
+    let out = c.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!((out.status.code(), stderr.trim().lines().count()), (Some(2), 1), "{stderr}");
 }
 
 /// The multi-node recipe on one node: round.sh with `SERVER_ENGINE=llama` submits a llama-server job
@@ -133,7 +221,7 @@ fn a_slurm_round_generates_through_a_server_job() {
     let corpus = corpus(d.path());
     let run = d.path().join("runs/served");
     let _cluster = Cluster::up();
-    let out = round_sh(&run)
+    let out = round_sh(&run, 1)
         .env("MODEL", spade_model::default_model_path())
         .env("LLAMA_SERVER", &server)
         .envs([
@@ -143,6 +231,8 @@ fn a_slurm_round_generates_through_a_server_job() {
             ("SIZE", "1,2,2"),
             ("POOL", "1"),
             ("THREADS", "1"),
+            // A server reports log-probs at temperature 1: the designer samples at 1 here.
+            ("DESIGN_TEMPERATURE", "1.0"),
             ("EVAL_SUITES", "rg:math"),
             ("EVAL_N", "1"),
             ("DESIGN_FLAGS", "--max-new-tokens 48 --examples 1"),
@@ -154,8 +244,7 @@ fn a_slurm_round_generates_through_a_server_job() {
         .unwrap();
     assert!(out.status.success(), "round.sh failed:\n{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     let r = run.join("round-0001");
-    let url = r.join("server/url");
-    assert!(!url.exists(), "the server job is cancelled once the rollouts are done");
+    assert!(files_in(&r.join("server")).is_empty(), "the server job is cancelled once the rollouts are done (its address removed)");
     let log = std::fs::read_dir(r.join("slurm")).unwrap().map(|e| e.unwrap().path()).find(|p| p.to_string_lossy().contains("spade-server"));
     let log = std::fs::read_to_string(log.expect("a server job log")).unwrap();
     assert!(log.contains("serving ") && log.contains("/v1#spade"), "{log}");
@@ -170,6 +259,7 @@ fn a_slurm_round_generates_through_a_server_job() {
     };
     assert_eq!(via("spade-design"), [true]);
     assert_eq!(via("spade-rollout"), [true, true]);
-    assert!(!rows(&r.join("step-0/rollouts")).is_empty());
+    assert_eq!(via("spade-eval"), [false, false], "eval runs embedded");
+    assert!(!rows(&r.join("step-0/rollouts.parquet")).is_empty());
     assert!(r.join("step-0/checkpoint/model.safetensors").exists());
 }
