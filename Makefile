@@ -96,6 +96,12 @@ NO_BUILD ?=
 BUILD_DEP := $(if $(NO_BUILD),,build)
 
 comma := ,
+# Live logs: LOGGERS=jsonl (metrics.jsonl only, the default), tensorboard (event files in runs/<RUN>/tb/),
+# wandb (one W&B run per spade run; WANDB_MODE=offline writes it for `wandb sync`), comma-separated.
+# Every stage runs scripts/loggers.py after appending its metrics line (SPADE_METRICS_HOOK).
+LOGGERS ?= jsonl
+LIVE_LOGGERS := $(filter-out jsonl,$(subst $(comma), ,$(LOGGERS)))
+export SPADE_METRICS_HOOK := $(if $(LIVE_LOGGERS),$(PYTHON) $(abspath scripts/loggers.py) --loggers $(LOGGERS),)
 DOCS := $(word 1,$(subst $(comma), ,$(SIZE)))
 PER_DOC := $(word 2,$(subst $(comma), ,$(SIZE)))
 GROUP := $(word 3,$(subst $(comma), ,$(SIZE)))
@@ -111,7 +117,7 @@ SHARDED = $(if $(SHARDS),$(foreach i,$(SHARD_IDS),$(1)/shard-$(i).parquet),$(1))
 # The --shard flag of a shard file target ($@); nothing without SHARDS.
 SHARD_FLAG = $(if $(SHARDS),--shard $(patsubst shard-%.parquet,%,$(notdir $@))/$(SHARDS),)
 
-.PHONY: seed-plays all build test test-all test-slurm test-server bench venv model deps round round-deps rounds report warmstart warmstart-check experiment clean-runs help
+.PHONY: install seed-plays all build test test-all test-slurm test-server bench venv model deps round round-deps rounds report warmstart warmstart-check experiment clean-runs help
 
 all: build
 
@@ -182,10 +188,18 @@ EVALFLAGS = --threads $(THREADS) --device $(DEVICE) --temperature $(EVAL_TEMPERA
 START_CKPT := $(if $(filter 1,$(ROUND)),,$(PREV)/step-$(LAST_STEP)/checkpoint/trainer_state.json)
 START_MODEL := $(if $(filter 1,$(ROUND)),$(START),$(PREV)/step-$(LAST_STEP)/checkpoint)
 START_MEMORY := $(if $(filter 1,$(ROUND)),$(RUNDIR)/memory-0000.parquet,$(PREV)/memory.parquet)
-# The designer batch trained at this round's last step: this round's (DELAY=0) or DELAY rounds back.
+# The designer batch trained at this round's last step: this round's (DELAY=0) or DELAY rounds back;
+# with FLUSH=1 (make rounds and make experiment set it on their last round) every batch still pending
+# up to this round, so the last DELAY rounds of a run's designer samples are trained too. A round
+# that flushed is recorded in designer-flushed: if the run goes on, those batches are not trained twice.
+FLUSH ?=
+FLUSHED := $(shell cat $(RUNDIR)/designer-flushed 2>/dev/null || echo 0)
 DROUND := $(shell echo $$(($(ROUND)-$(DELAY))))
-DDIR := $(RUNDIR)/round-$(call R4,$(DROUND))
-TRAIN_DESIGNER := $(if $(or $(FIXED_POOL),$(FROZEN_DESIGNER)),,$(shell [ $(DROUND) -ge 1 ] && echo 1))
+DROUNDS := $(shell lo=$(DROUND); [ $(FLUSHED) -ge $$lo ] && lo=$$(($(FLUSHED)+1)); [ $$lo -lt 1 ] && lo=1; \
+  hi=$(if $(FLUSH),$(ROUND),$(DROUND)); [ $$lo -le $$hi ] && seq $$lo $$hi)
+DCANDIDATES := $(foreach r,$(DROUNDS),$(RUNDIR)/round-$(call R4,$(r))/candidates.parquet)
+DREJECTS := $(foreach r,$(DROUNDS),$(RUNDIR)/round-$(call R4,$(r))/rejects.parquet)
+TRAIN_DESIGNER := $(if $(or $(FIXED_POOL),$(FROZEN_DESIGNER)),,$(if $(DROUNDS),1,))
 
 # Every knob of the run, recorded once when the run starts (JSON written by the venv's Python so
 # that flag strings are quoted correctly).
@@ -246,14 +260,15 @@ $(call SHARDED,$(call SDIR,$(1))/rollouts.parquet): $$(STEP_INPUTS_$(1))
 $(call SDIR,$(1))/memory.parquet: $(call SHARDED,$(call SDIR,$(1))/rollouts.parquet)
 	$(REGRET) $(call SDIR,$(1))/rollouts.parquet --memory $(if $(filter 0,$(1)),$(START_MEMORY),$(call SDIR,$(shell echo $$(($(1)-1))))/memory.parquet) \
 	  $(if $(and $(filter 0,$(1)),$(NEW_ENVS)),--envs $(NEW_ENVS),) \
-	  $(if $(and $(filter $(LAST_STEP),$(1)),$(TRAIN_DESIGNER)),--candidates $(DDIR)/candidates.parquet --rejects $(DDIR)/rejects.parquet,) \
+	  $(if $(and $(filter $(LAST_STEP),$(1)),$(TRAIN_DESIGNER)),--candidates $(DCANDIDATES) --rejects $(DREJECTS),) \
 	  --variant $(VARIANT) -o $(call SDIR,$(1))/scores.parquet --memory-out $$@ $(REGRET_FLAGS) $(COMMON)
 
 $(call SDIR,$(1))/checkpoint/trainer_state.json: $(call SDIR,$(1))/memory.parquet
 	$(GRPO_STEP) --model $(if $(filter 0,$(1)),$(START_MODEL),$(call SDIR,$(shell echo $$(($(1)-1))))/checkpoint) \
 	  --rollouts $(call SDIR,$(1))/rollouts.parquet \
-	  $(if $(and $(filter $(LAST_STEP),$(1)),$(TRAIN_DESIGNER)),--candidates $(DDIR)/candidates.parquet --scores $(call SDIR,$(1))/scores.parquet,) \
+	  $(if $(and $(filter $(LAST_STEP),$(1)),$(TRAIN_DESIGNER)),--candidates $(DCANDIDATES) --scores $(call SDIR,$(1))/scores.parquet,) \
 	  --lr $(LR) -o $(call SDIR,$(1))/checkpoint $(GRPO_FLAGS) $(MODELFLAGS) $(COMMON)
+	$(if $(and $(filter $(LAST_STEP),$(1)),$(FLUSH),$(TRAIN_DESIGNER)),echo $(ROUND) > $(RUNDIR)/designer-flushed,)
 endef
 $(foreach s,$(STEP_IDS),$(eval $(call STEP_RULES,$(s))))
 
@@ -274,6 +289,7 @@ DO_EVAL := $(shell [ $$(($(ROUND) % $(EVAL_EVERY))) -eq 0 ] && echo 1)
 MODEL_DEP := $(if $(filter file,$(origin MODEL)),model,)
 # What a round needs before its stages (scripts/slurm/round.sh makes it on the submitting host).
 round-deps: $(BUILD_DEP) venv $(MODEL_DEP)
+	$(if $(LIVE_LOGGERS),$(PYTHON) scripts/loggers.py --check --loggers $(LOGGERS),)
 round: round-deps
 	@echo "run $(RUN) round $(ROUND) starts from $(START_MODEL)$(if $(filter 1,$(ROUND)),$(if $(filter $(MODEL),$(START)), (the base model; make warmstart makes the warm-started designer), (the warm-started designer)),)" >&2
 	$(MAKE) --no-print-directory $(RDIR)/memory.parquet $(if $(DO_EVAL),$(EVAL_OUT),) ROUND=$(ROUND)
@@ -281,7 +297,7 @@ round: round-deps
 	@echo "round $(ROUND) of run $(RUN) done: $(RDIR); report: $(RUNDIR)/report.html"
 
 rounds: $(BUILD_DEP) venv $(MODEL_DEP)
-	for r in $$(seq 1 $(N)); do $(MAKE) --no-print-directory round ROUND=$$r NO_BUILD=1 || exit $$?; done
+	for r in $$(seq 1 $(N)); do $(MAKE) --no-print-directory round ROUND=$$r NO_BUILD=1 $$([ $$r = $(N) ] && echo FLUSH=1) || exit $$?; done
 
 report: venv
 	$(PYTHON) scripts/report.py $(RUNDIR)
@@ -380,7 +396,7 @@ exp-$(1)-$(2): $(if $(filter 1,$(2)),exp-start,exp-$(1)-$(call MINUS1,$(2))) \
   $(if $(and $(filter fixed-pool,$(1)),$(filter spade,$(ARM_LIST))),exp-spade-$(2),)
 	@echo "experiment $(EXP): arm $(1) round $(2) started ($(ARM_THREADS) threads; log $(RUNS)/$(EXP)/$(1)/logs/round-$(call R4,$(2)).log)" >&2
 	@mkdir -p $(RUNS)/$(EXP)/$(1)/logs
-	@$(MAKE) --no-print-directory round RUN=$(EXP)/$(1) ROUND=$(2) NO_BUILD=1 THREADS=$(ARM_THREADS) $(ARM_FLAGS_$(1)) \
+	@$(MAKE) --no-print-directory round RUN=$(EXP)/$(1) ROUND=$(2) NO_BUILD=1 THREADS=$(ARM_THREADS) $(ARM_FLAGS_$(1)) $(if $(filter $(N),$(2)),FLUSH=1,) \
 	  >$(RUNS)/$(EXP)/$(1)/logs/round-$(call R4,$(2)).log 2>&1 \
 	  || { tail -n 20 $(RUNS)/$(EXP)/$(1)/logs/round-$(call R4,$(2)).log >&2; echo "error: experiment $(EXP): arm $(1) round $(2) failed (log above)" >&2; exit 1; }
 	@echo "experiment $(EXP): arm $(1) round $(2) done" >&2
@@ -398,7 +414,7 @@ experiment: $(BUILD_DEP) venv $(MODEL_DEP)
 ifeq ($(ARM_JOBS),1)
 	$(MAKE) --no-print-directory exp-start
 	for r in $$(seq 1 $(N)); do \
-	  $(foreach a,$(ARM_NAMES),$(MAKE) --no-print-directory round RUN=$(EXP)/$(a) ROUND=$$r NO_BUILD=1 $(ARM_FLAGS_$(a)) || exit $$?;) \
+	  $(foreach a,$(ARM_NAMES),$(MAKE) --no-print-directory round RUN=$(EXP)/$(a) ROUND=$$r NO_BUILD=1 $(ARM_FLAGS_$(a)) $$([ $$r = $(N) ] && echo FLUSH=1) || exit $$?;) \
 	done
 else
 	$(MAKE) --no-print-directory -j$(ARM_JOBS) $(foreach a,$(ARM_NAMES),exp-$(a)-$(N)) NO_BUILD=1
@@ -413,6 +429,23 @@ seed-plays: $(BUILD_DEP) venv $(MODEL_DEP)
 	$(ROLLOUT) --model $(MODEL) --envs $(RUNS)/seed-plays/envs.parquet -o $(RUNS)/seed-plays/rollouts.parquet \
 	  --group $(SEED_PLAYS_GROUP) $(ROLLOUT_FLAGS) $(MODELFLAGS) --seed $(SEED) --round 0
 	$(PYTHON) scripts/slim-plays.py $(RUNS)/seed-plays/envs.parquet $(SEED_PLAYS_FILE) $(RUNS)/seed-plays/rollouts.parquet
+
+# make install PREFIX=/usr/local (DESTDIR for staging): the stage binaries and the sandbox worker
+# into bin/, each stage's man page into share/man/man1/, its bash, zsh and fish completions
+# into their usual folders (generated by the binaries: `spade-X --generate man|complete-SHELL`).
+PREFIX ?= /usr/local
+STAGE_BINS := spade-sample-corpus spade-design spade-validate spade-rollout spade-regret spade-grpo-step spade-eval spade-sft
+install: $(BUILD_DEP)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
+	  $(DESTDIR)$(PREFIX)/share/zsh/site-functions $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+	install -m 755 $(addprefix $(BIN)/,$(STAGE_BINS) spade-sandbox-worker) $(DESTDIR)$(PREFIX)/bin/
+	set -e; for b in $(STAGE_BINS); do \
+	  $(BIN)/$$b --generate man > $(DESTDIR)$(PREFIX)/share/man/man1/$$b.1; \
+	  $(BIN)/$$b --generate complete-bash > $(DESTDIR)$(PREFIX)/share/bash-completion/completions/$$b; \
+	  $(BIN)/$$b --generate complete-zsh > $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_$$b; \
+	  $(BIN)/$$b --generate complete-fish > $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/$$b.fish; \
+	done
+	@echo "installed $(words $(STAGE_BINS)) stages, their man pages and completions under $(DESTDIR)$(PREFIX)" >&2
 
 clean-runs:
 	rm -rf $(RUNS)

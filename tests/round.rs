@@ -415,6 +415,99 @@ fn an_experiment_runs_its_arms_from_one_start_at_matched_compute_and_compares_th
     assert!(fig.starts_with(b"\x89PNG"), "the README figure");
 }
 
+/// The designer candidates a step scored, sorted.
+fn scored(step: &Path) -> Vec<String> {
+    let mut ids = strs(&rows(&step.join("scores.parquet")), "candidate_id");
+    ids.sort();
+    ids
+}
+
+#[test]
+fn delayed_designer_batches_are_all_trained_and_live_logs_follow_the_run() {
+    let d = tmp();
+    let model = tiny_model(&d.path().join("tiny"), 27, 8192);
+    let corpus = corpus(d.path());
+    let runs = d.path().join("runs");
+    let knobs = ["RUN=d".to_string(), "STEPS=2".into(), "DELAY=1".into()];
+    let mut c = make(&runs, &model, &corpus, &knobs);
+    c.args(["rounds", "N=2", "LOGGERS=jsonl,tensorboard"]);
+    run_ok(c);
+    let run = runs.join("d");
+    let cands = |r: u32| {
+        let mut ids = strs(&rows(&run.join(format!("round-{r:04}/candidates.parquet"))), "candidate_id");
+        ids.sort();
+        ids
+    };
+    // DELAY=1: round 1 trains no designer; round 2 is the run's last (make rounds sets FLUSH=1), so its
+    // last step trains round 1's batch and its own.
+    assert!(scored(&run.join("round-0001/step-1")).is_empty() && scored(&run.join("round-0002/step-0")).is_empty());
+    let mut both = [cands(1), cands(2)].concat();
+    both.sort();
+    assert!(!cands(2).is_empty());
+    assert_eq!(scored(&run.join("round-0002/step-1")), both, "the flush trains every pending batch");
+    assert_eq!(std::fs::read_to_string(run.join("designer-flushed")).unwrap().trim(), "2");
+    // Going on: round 3 does not train round 2's batch again.
+    let mut c = make(&runs, &model, &corpus, &knobs);
+    c.args(["round", "ROUND=3"]);
+    run_ok(c);
+    assert!(scored(&run.join("round-0003/step-1")).is_empty(), "a flushed batch is not trained twice");
+
+    // The live logs: TensorBoard scalars at each policy version, return and regret histograms, read
+    // with tensorboard's own reader; round 3 ran without LOGGERS and was not logged.
+    let script = r#"
+import json, sys
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+ea = EventAccumulator(sys.argv[1], size_guidance={"scalars": 0, "histograms": 0})
+ea.Reload()
+t = ea.Tags()
+print(json.dumps({"loss_steps": [e.step for e in ea.Scalars("spade-grpo-step/policy_version")],
+                  "histograms": sorted(t["histograms"]), "scalars": len(t["scalars"])}))
+"#;
+    let out = std::process::Command::new(root().join(".venv/bin/python")).arg("-c").arg(script).arg(run.join("tb")).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let tb: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(tb["loss_steps"], json!([1, 2, 3, 4]), "one step per policy version: {tb}");
+    for h in ["spade-rollout/return_nohint", "spade-rollout/return_hint", "spade-regret/regret"] {
+        assert!(tb["histograms"].as_array().unwrap().contains(&json!(h)), "{h} in {tb}");
+    }
+    assert!(tb["scalars"].as_u64().unwrap() > 50, "{tb}");
+    // W&B offline, added afterwards: it catches up from the first line.
+    let out = std::process::Command::new(root().join(".venv/bin/python"))
+        .arg(root().join("scripts/loggers.py")).arg(&run).args(["--loggers", "wandb"])
+        .env("WANDB_MODE", "offline").env("WANDB_SILENT", "true").output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let offline: Vec<_> = std::fs::read_dir(run.join("wandb")).unwrap().filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().starts_with("offline-run-")).collect();
+    assert_eq!(offline.len(), 1);
+    let state: Value = serde_json::from_str(&std::fs::read_to_string(run.join("loggers-state.json")).unwrap()).unwrap();
+    assert_eq!(state["wandb"]["offset"], std::fs::metadata(run.join("metrics.jsonl")).unwrap().len());
+    assert_eq!(state["wandb"]["step"], 6);
+    // An unknown logger is a one-line usage error before anything runs.
+    let mut c = make(&runs, &model, &corpus, &["RUN=e".into(), "LOGGERS=jsonl,mlflow".into()]);
+    c.arg("round");
+    let out = c.output().unwrap();
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("unknown logger `mlflow`"));
+    assert!(!runs.join("e").exists(), "nothing ran");
+}
+
+#[test]
+fn make_install_puts_stages_man_pages_and_completions_under_the_prefix() {
+    let d = tmp();
+    let prefix = d.path().join("prefix");
+    let mut c = make(&d.path().join("runs"), Path::new("unused"), Path::new("unused"), &[]);
+    c.arg("install").arg(format!("PREFIX={}", prefix.display()));
+    run_ok(c);
+    for s in STAGES {
+        let bin = prefix.join("bin").join(s);
+        assert!(std::process::Command::new(&bin).arg("--version").output().unwrap().status.success(), "{s} runs from the prefix");
+        let man = std::fs::read_to_string(prefix.join(format!("share/man/man1/{s}.1"))).unwrap();
+        assert!(man.contains(".TH"), "{s}.1 is a roff page");
+        assert!(std::fs::read_to_string(prefix.join(format!("share/bash-completion/completions/{s}"))).unwrap().contains("complete -F"));
+        assert!(std::fs::read_to_string(prefix.join(format!("share/zsh/site-functions/_{s}"))).unwrap().starts_with(&format!("#compdef {s}")));
+        assert!(prefix.join(format!("share/fish/vendor_completions.d/{s}.fish")).exists());
+    }
+    assert!(prefix.join("bin/spade-sandbox-worker").exists(), "the rollout's sandbox worker beside it");
+}
+
 #[test]
 fn seed_plays_label_the_starting_memory() {
     let d = tmp();

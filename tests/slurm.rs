@@ -168,6 +168,9 @@ fn a_sharded_slurm_round_equals_the_single_process_round() {
     for round in [1, 2] {
         let mut c = round_sh(&runs.join("slurm"), round);
         c.args(&args).env("SHARDS", "2").env("STEPS", "2").env("DELAY", "1");
+        if round == 2 {
+            c.arg("FLUSH=1"); // the run's last round, as make rounds does
+        }
         ok(c);
     }
     let mut c = round_sh(&runs.join("slurm-fixed"), 1);
@@ -179,14 +182,19 @@ fn a_sharded_slurm_round_equals_the_single_process_round() {
     let (single, slurm) = (runs.join("single"), runs.join("slurm"));
     same_run(&single, &slurm, 2, 2, true);
     same_run(&runs.join("single-fixed"), &runs.join("slurm-fixed"), 1, 2, false);
-    // DELAY=1: round 1 trains no designer; round 2's last step trains round 1's designer batch.
+    // DELAY=1: round 1 trains no designer; round 2's last step trains round 1's designer batch and,
+    // the run's last round (FLUSH=1), its own.
     for run in [&single, &slurm] {
         for (r, s) in [(1, 0), (1, 1), (2, 0)] {
             assert!(scored_candidates(&run.join(format!("round-{r:04}/step-{s}"))).is_empty(), "round {r} step {s} trains no designer");
         }
-        let mut batch: Vec<String> = rows(&run.join("round-0001/candidates.parquet")).iter().map(|r| r["candidate_id"].as_str().unwrap().to_string()).collect();
+        let mut batch: Vec<String> = ["round-0001", "round-0002"]
+            .iter()
+            .flat_map(|r| rows(&run.join(r).join("candidates.parquet")))
+            .map(|r| r["candidate_id"].as_str().unwrap().to_string())
+            .collect();
         batch.sort();
-        assert_eq!(scored_candidates(&run.join("round-0002/step-1")), batch, "round 2 trains round 1's designer batch");
+        assert_eq!(scored_candidates(&run.join("round-0002/step-1")), batch, "round 2 trains round 1's designer batch and its own");
     }
     // The baseline played as many environments as the run it is matched to.
     let envs = |p: &Path| rows(p).iter().map(|r| r["env_id"].to_string()).collect::<std::collections::BTreeSet<_>>().len();

@@ -527,6 +527,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     args.common.metrics(
         "spade-regret",
         serde_json::json!({
+            "output": args.output,
             "variant": rcfg.variant.name(),
             "window": args.window,
             "rows": rows.len(),

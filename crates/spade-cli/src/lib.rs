@@ -12,6 +12,7 @@
 
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -30,6 +31,12 @@ pub mod env {
     pub const METRICS: &str = "SPADE_METRICS";
     /// Log filter (tracing `EnvFilter` syntax), overriding `-q/-v`.
     pub const LOG: &str = "RUST_LOG";
+    /// A shell command run after each metrics line is appended (live loggers: `make round
+    /// LOGGERS=tensorboard,wandb` sets it to `scripts/loggers.py`); it gets the file in
+    /// `SPADE_METRICS_FILE`, its output goes to stderr.
+    pub const METRICS_HOOK: &str = "SPADE_METRICS_HOOK";
+    /// The metrics file, for the hook.
+    pub const METRICS_FILE: &str = "SPADE_METRICS_FILE";
 }
 
 /// When to draw progress bars.
@@ -139,7 +146,29 @@ impl Common {
             o.insert("round".into(), self.round.into());
             o.insert("seed".into(), self.seed.into());
         }
-        append_metrics(path, &value)
+        append_metrics(path, &value)?;
+        run_metrics_hook(path);
+        Ok(())
+    }
+}
+
+/// Runs `SPADE_METRICS_HOOK` (when set) after a metrics line was appended to `path`. The stage's
+/// outputs are already written, so a failing hook is a warning, never a failed stage; its stdout
+/// goes to stderr, away from a stage's data on stdout.
+pub fn run_metrics_hook(path: &Path) {
+    let Ok(cmd) = std::env::var(env::METRICS_HOOK) else { return };
+    if cmd.trim().is_empty() {
+        return;
+    }
+    let stdout = match std::io::stderr().as_fd().try_clone_to_owned() {
+        Ok(fd) => std::process::Stdio::from(fd),
+        Err(_) => std::process::Stdio::null(),
+    };
+    let status = std::process::Command::new("sh").arg("-c").arg(&cmd).env(env::METRICS_FILE, path).stdout(stdout).status();
+    match status {
+        Ok(s) if s.success() => {}
+        Ok(s) => tracing::warn!("metrics hook `{cmd}` failed ({s}); the stage's outputs are written, the live logs lag"),
+        Err(e) => tracing::warn!("metrics hook `{cmd}` did not start ({e}); the stage's outputs are written, the live logs lag"),
     }
 }
 
