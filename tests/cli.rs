@@ -78,8 +78,7 @@ fn config_file_supplies_defaults_and_flags_win() {
 
 /// Stages whose logic has not landed yet; each must say so and exit 2, never fake output.
 /// A stage leaves this list when it is built.
-const NOT_YET: &[(&str, &[&str])] = &[
-];
+const NOT_YET: &[(&str, &[&str])] = &[];
 
 #[test]
 fn unimplemented_stages_say_so_and_exit_2() {
@@ -98,12 +97,7 @@ fn metrics_lines_are_appended() {
     write_jsonl(&corpus, &corpus_rows(&[("math", 5)], 10));
     let metrics = d.path().join("m/metrics.jsonl");
     for _ in 0..2 {
-        stage("spade-sample-corpus")
-            .arg(&corpus)
-            .args(["-o", "-", "--n", "2", "--round", "3", "--metrics"])
-            .arg(&metrics)
-            .assert()
-            .success();
+        stage("spade-sample-corpus").arg(&corpus).args(["-o", "-", "--n", "2", "--round", "3", "--metrics"]).arg(&metrics).assert().success();
     }
     let lines = read_jsonl(&metrics);
     assert_eq!(lines.len(), 2);

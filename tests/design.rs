@@ -52,7 +52,26 @@ fn skills_per_round_rotates_a_window_of_skills() {
     for (round, want) in [(1, [0, 1, 0]), (2, [2, 3, 2]), (4, [0, 1, 0])] {
         let out = p(&format!("c{round}.jsonl"));
         let r = round.to_string();
-        design(&p("m"), &["--docs", p("docs.jsonl").to_str().unwrap(), "-o", out.to_str().unwrap(), "--max-new-tokens", "4", "--examples", "0", "--per-doc", "1", "--skills-per-round", "2", "--round", &r]).success();
+        design(
+            &p("m"),
+            &[
+                "--docs",
+                p("docs.jsonl").to_str().unwrap(),
+                "-o",
+                out.to_str().unwrap(),
+                "--max-new-tokens",
+                "4",
+                "--examples",
+                "0",
+                "--per-doc",
+                "1",
+                "--skills-per-round",
+                "2",
+                "--round",
+                &r,
+            ],
+        )
+        .success();
         let got: Vec<String> = read_jsonl(&out).iter().map(|r| r["skill"].as_str().unwrap().to_string()).collect();
         assert_eq!(got, want.map(|k| skills[k].to_string()), "round {round}");
     }
@@ -67,7 +86,24 @@ fn rows_are_complete_and_consistent() {
     let out = p("c.jsonl");
     design(
         &p("m"),
-        &["--docs", p("docs.jsonl").to_str().unwrap(), "-o", out.to_str().unwrap(), "--per-doc", "2", "--repr", "f32", "--temperature", "0.8", "--max-new-tokens", "40", "--round", "3", "--seed", "11"],
+        &[
+            "--docs",
+            p("docs.jsonl").to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--per-doc",
+            "2",
+            "--repr",
+            "f32",
+            "--temperature",
+            "0.8",
+            "--max-new-tokens",
+            "40",
+            "--round",
+            "3",
+            "--seed",
+            "11",
+        ],
     )
     .success();
     let rows = read_jsonl(&out);
@@ -123,7 +159,22 @@ fn same_seed_same_candidates_and_parquet_output() {
     tiny(&p("m"), 8192);
     docs(&p("docs.jsonl"), 2, 20);
     let run = |out: &str, seed: &str| {
-        design(&p("m"), &["--docs", p("docs.jsonl").to_str().unwrap(), "-o", p(out).to_str().unwrap(), "--per-doc", "2", "--max-new-tokens", "24", "--seed", seed]).success();
+        design(
+            &p("m"),
+            &[
+                "--docs",
+                p("docs.jsonl").to_str().unwrap(),
+                "-o",
+                p(out).to_str().unwrap(),
+                "--per-doc",
+                "2",
+                "--max-new-tokens",
+                "24",
+                "--seed",
+                seed,
+            ],
+        )
+        .success();
     };
     run("a.jsonl", "1");
     run("b.jsonl", "1");
@@ -202,7 +253,22 @@ fn memory_table_gives_examples_and_negatives() {
         ],
     );
     let out = p("c.jsonl");
-    design(&p("m"), &["--docs", p("docs.jsonl").to_str().unwrap(), "--memory", p("memory.jsonl").to_str().unwrap(), "-o", out.to_str().unwrap(), "--per-doc", "1", "--max-new-tokens", "8"]).success();
+    design(
+        &p("m"),
+        &[
+            "--docs",
+            p("docs.jsonl").to_str().unwrap(),
+            "--memory",
+            p("memory.jsonl").to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--per-doc",
+            "1",
+            "--max-new-tokens",
+            "8",
+        ],
+    )
+    .success();
     let r = read_jsonl(&out).remove(0);
     assert_eq!(r["skill"], "mathematical-reasoning");
     let text = decode(&m, &ids(&r["prompt_ids"]));
@@ -221,7 +287,8 @@ fn the_prompt_is_cut_to_the_budget() {
     docs(&p("docs.jsonl"), 1, 600);
     let out = p("c.jsonl");
     // 6000 − 3200 leaves 2800 prompt tokens: not enough for the whole document and two examples
-    design(&p("m"), &["--docs", p("docs.jsonl").to_str().unwrap(), "-o", out.to_str().unwrap(), "--per-doc", "1", "--max-new-tokens", "3200"]).success();
+    design(&p("m"), &["--docs", p("docs.jsonl").to_str().unwrap(), "-o", out.to_str().unwrap(), "--per-doc", "1", "--max-new-tokens", "3200"])
+        .success();
     let r = read_jsonl(&out).remove(0);
     let prompt = ids(&r["prompt_ids"]);
     assert!(prompt.len() <= 2800, "{} prompt tokens", prompt.len());
@@ -244,7 +311,18 @@ fn repair_turns_keep_the_first_response() {
     docs(&p("docs.jsonl"), 1, 10);
     let (a, b) = (p("a.jsonl"), p("b.jsonl"));
     let args = |out: &Path, repair: &str| {
-        vec!["--docs".to_string(), p("docs.jsonl").to_str().unwrap().into(), "-o".into(), out.to_str().unwrap().into(), "--per-doc".into(), "2".into(), "--max-new-tokens".into(), "16".into(), "--repair".into(), repair.into()]
+        vec![
+            "--docs".to_string(),
+            p("docs.jsonl").to_str().unwrap().into(),
+            "-o".into(),
+            out.to_str().unwrap().into(),
+            "--per-doc".into(),
+            "2".into(),
+            "--max-new-tokens".into(),
+            "16".into(),
+            "--repair".into(),
+            repair.into(),
+        ]
     };
     stage("spade-design").arg("--model").arg(p("m")).args(["-q", "--progress", "off"]).args(args(&a, "0")).assert().success();
     stage("spade-design").arg("--model").arg(p("m")).args(["-q", "--progress", "off"]).args(args(&b, "2")).assert().success();

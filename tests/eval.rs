@@ -38,10 +38,7 @@ fn reference_answers_score_one_on_every_suite_and_wrong_or_empty_answers_zero() 
         assert_eq!(r["score"], 1.0, "reference answer not accepted: {r}");
     }
     let suites: Vec<&String> = tasks.keys().collect();
-    assert_eq!(
-        suites,
-        ["aime24", "aime25", "humaneval", "math500", "rg:algorithmic", "rg:cognition", "rg:logic", "rg:math"]
-    );
+    assert_eq!(suites, ["aime24", "aime25", "humaneval", "math500", "rg:algorithmic", "rg:cognition", "rg:logic", "rg:math"]);
     for (family, list) in spade_evals::RG_TASKS {
         let got: Vec<&str> = tasks[&format!("rg:{family}")].iter().map(String::as_str).collect();
         let mut want: Vec<&str> = list.to_vec();
@@ -78,14 +75,10 @@ fn reference_answers_score_one_on_every_suite_and_wrong_or_empty_answers_zero() 
     let resp = d.path().join("responses.jsonl");
     write_jsonl(&resp, &responses);
     let out = d.path().join("wrong.parquet");
-    eval(&["--suite", ALL, "--n", "2", "--samples", "3", "--responses", resp.to_str().unwrap(), "-o", out.to_str().unwrap()])
-        .success();
+    eval(&["--suite", ALL, "--n", "2", "--samples", "3", "--responses", resp.to_str().unwrap(), "-o", out.to_str().unwrap()]).success();
     let json_out = d.path().join("wrong.jsonl");
     // Read the Parquet back through the JSONL writer of another run is not needed: check with pyarrow.
-    let script = format!(
-        "import pyarrow.parquet as pq, json\nfor r in pq.read_table('{}').to_pylist(): print(json.dumps(r))",
-        out.display()
-    );
+    let script = format!("import pyarrow.parquet as pq, json\nfor r in pq.read_table('{}').to_pylist(): print(json.dumps(r))", out.display());
     let o = std::process::Command::new(crate::util::python()).args(["-c", &script]).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     std::fs::write(&json_out, &o.stdout).unwrap();
@@ -107,8 +100,7 @@ fn reference_answers_score_one_on_every_suite_and_wrong_or_empty_answers_zero() 
             assert_eq!(r["status"], "ok", "{r}");
         }
     }
-    let summary: Value =
-        serde_json::from_str(&std::fs::read_to_string(d.path().join("wrong.parquet.summary.json")).unwrap()).unwrap();
+    let summary: Value = serde_json::from_str(&std::fs::read_to_string(d.path().join("wrong.parquet.summary.json")).unwrap()).unwrap();
     let he = summary["rows"].as_array().unwrap().iter().find(|r| r["name"] == "humaneval").unwrap();
     assert_eq!((he["items"].as_i64(), he["samples"].as_i64(), he["errors"].as_i64()), (Some(2), Some(6), Some(2)));
     assert_eq!(he["pass_at_k"], 0.0);
@@ -139,8 +131,7 @@ fn shards_partition_the_items() {
     for i in 0..2 {
         let out = d.path().join(format!("s{i}.jsonl"));
         let shard = format!("{i}/2");
-        eval(&["--suite", "rg:math,humaneval", "--n", "3", "--self-check", "--shard", &shard, "-o", out.to_str().unwrap()])
-            .success();
+        eval(&["--suite", "rg:math,humaneval", "--n", "3", "--self-check", "--shard", &shard, "-o", out.to_str().unwrap()]).success();
         for r in read_jsonl(&out) {
             total += 1;
             all.insert(format!("{}/{}/{}", r["suite"], r["task"], r["item_id"]));
@@ -161,8 +152,7 @@ fn a_response_for_an_unknown_item_is_a_one_line_error_and_no_output() {
         ],
     );
     let out = d.path().join("o.parquet");
-    let a = eval(&["--suite", "rg:math", "--n", "2", "--responses", resp.to_str().unwrap(), "-o", out.to_str().unwrap()])
-        .code(2);
+    let a = eval(&["--suite", "rg:math", "--n", "2", "--responses", resp.to_str().unwrap(), "-o", out.to_str().unwrap()]).code(2);
     let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
     assert!(err.contains("r.jsonl") && err.contains("row 2") && err.contains("item_id") && err.contains("gcd/99"), "{err}");
     assert!(!out.exists());
@@ -306,8 +296,24 @@ fn envs_suite_plays_every_environment_of_a_folder_or_table_without_the_hint() {
     let suite = format!("envs:{}", folder.display());
     let out = d.path().join("e.jsonl");
     let run = |out: &Path| {
-        eval(&["--model", model.to_str().unwrap(), "--suite", &suite, "--env-samples", "2", "--max-turns", "2", "--max-tokens", "4",
-            "--temperature", "0", "--threads", "1", "-o", out.to_str().unwrap()])
+        eval(&[
+            "--model",
+            model.to_str().unwrap(),
+            "--suite",
+            &suite,
+            "--env-samples",
+            "2",
+            "--max-turns",
+            "2",
+            "--max-tokens",
+            "4",
+            "--temperature",
+            "0",
+            "--threads",
+            "1",
+            "-o",
+            out.to_str().unwrap(),
+        ])
         .success();
         read_jsonl(out)
     };

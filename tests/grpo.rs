@@ -10,8 +10,7 @@ use serde_json::json;
 use spade_model::candle_core::Device;
 use spade_model::{write_tiny_model, TinySpec};
 use spade_train::{
-    assign_advantages, read_agent, read_designer, AdamW, AdvantageConfig, DesignerGroup, LossAgg, Objective, Role,
-    Sample, StepConfig, Trainer,
+    assign_advantages, read_agent, read_designer, AdamW, AdvantageConfig, DesignerGroup, LossAgg, Objective, Role, Sample, StepConfig, Trainer,
 };
 
 use crate::util::{read_jsonl, root, stage, tmp, write_jsonl};
@@ -44,8 +43,7 @@ fn agent_rows(rng: &mut Lcg, groups: &[(&str, &str, &[f64])], temperature: f32, 
             let toks: Vec<u32> = (0..len).map(|_| 3 + (rng.next() % 260) as u32).collect();
             let mask: Vec<u8> = (0..len).map(|t| u8::from((t >= 4 && t < len - 4) || t >= len - 2)).collect();
             let cur = lp_of(&toks, temperature);
-            let lps: Vec<f32> =
-                (0..len).map(|t| if mask[t] == 1 { cur[t] + (rng.unit() * 2.4 - 1.2) as f32 } else { 0.0 }).collect();
+            let lps: Vec<f32> = (0..len).map(|t| if mask[t] == 1 { cur[t] + (rng.unit() * 2.4 - 1.2) as f32 } else { 0.0 }).collect();
             rows.push(json!({
                 "env_id": env, "arm": arm, "episode": e, "return": r, "status": "ok",
                 "token_ids": toks, "loss_mask": mask, "logprobs": lps, "temperature": temperature,
@@ -84,9 +82,7 @@ fn designer_rows(
 /// A full batch written as JSONL (rollouts, candidates, scores) in `dir`.
 fn write_batch(dir: &Path, model: &Path, seed: u64) -> (String, String, String) {
     let m = spade_model::load(model, &Device::Cpu).unwrap();
-    let lp_of = |t: &[u32], temp: f32| -> Vec<f32> {
-        m.token_logprobs(&[t.to_vec()], temp).unwrap().squeeze(0).unwrap().to_vec1().unwrap()
-    };
+    let lp_of = |t: &[u32], temp: f32| -> Vec<f32> { m.token_logprobs(&[t.to_vec()], temp).unwrap().squeeze(0).unwrap().to_vec1().unwrap() };
     let mut rng = Lcg(seed);
     let mut rows = agent_rows(
         &mut rng,
@@ -467,7 +463,8 @@ fn bad_input_is_one_line_naming_the_row_and_writes_nothing() {
     assert!(err.contains("bad.jsonl") && err.contains("row 3") && err.contains("logprobs"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(!out.exists());
-    let leftovers: Vec<_> = std::fs::read_dir(d.path()).unwrap().filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().contains(".tmp")).collect();
+    let leftovers: Vec<_> =
+        std::fs::read_dir(d.path()).unwrap().filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().contains(".tmp")).collect();
     assert!(leftovers.is_empty());
 }
 

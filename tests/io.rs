@@ -19,11 +19,7 @@ fn random_array(rng: &mut rand_chacha::ChaCha8Rng, t: &DataType, nullable: bool,
         };
     }
     match t {
-        DataType::Utf8 => Arc::new(
-            (0..n)
-                .map(|_| if null(rng) { None } else { Some(random_string(rng)) })
-                .collect::<StringArray>(),
-        ),
+        DataType::Utf8 => Arc::new((0..n).map(|_| if null(rng) { None } else { Some(random_string(rng)) }).collect::<StringArray>()),
         DataType::Int32 => prim!(Int32Array, |r: &mut rand_chacha::ChaCha8Rng| r.random_range(-1000..1000)),
         DataType::Int64 => prim!(Int64Array, |r: &mut rand_chacha::ChaCha8Rng| r.random::<i64>() >> 12),
         DataType::Float32 => prim!(Float32Array, |r: &mut rand_chacha::ChaCha8Rng| r.random_range(-30.0f32..30.0)),
@@ -40,12 +36,7 @@ fn random_array(rng: &mut rand_chacha::ChaCha8Rng, t: &DataType, nullable: bool,
             }
             let total = *lens.last().unwrap() as usize;
             let values = random_array(rng, f.data_type(), false, total);
-            Arc::new(ListArray::new(
-                f.clone(),
-                arrow::buffer::OffsetBuffer::new(lens.into()),
-                values,
-                Some(arrow::buffer::NullBuffer::from(valid)),
-            ))
+            Arc::new(ListArray::new(f.clone(), arrow::buffer::OffsetBuffer::new(lens.into()), values, Some(arrow::buffer::NullBuffer::from(valid))))
         }
         DataType::UInt8 => prim!(UInt8Array, |r: &mut rand_chacha::ChaCha8Rng| r.random_range(0..2u8)),
         other => panic!("no generator for {other}"),

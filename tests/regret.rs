@@ -56,12 +56,18 @@ fn worked_numbers_penalties_and_one_row_per_candidate() {
     write_jsonl(&p("rejects.jsonl"), &[json!({"candidate_id": "c-rejected", "validity": 0.25, "stage": "probe"})]);
     stage("spade-regret")
         .arg(p("rollouts.jsonl"))
-        .arg("--envs").arg(p("envs.jsonl"))
-        .arg("--candidates").arg(p("candidates.jsonl"))
-        .arg("--rejects").arg(p("rejects.jsonl"))
-        .args(["--round", "1", "-o"]).arg(p("scores.jsonl"))
-        .arg("--memory-out").arg(p("memory.jsonl"))
-        .arg("--metrics").arg(p("metrics.jsonl"))
+        .arg("--envs")
+        .arg(p("envs.jsonl"))
+        .arg("--candidates")
+        .arg(p("candidates.jsonl"))
+        .arg("--rejects")
+        .arg(p("rejects.jsonl"))
+        .args(["--round", "1", "-o"])
+        .arg(p("scores.jsonl"))
+        .arg("--memory-out")
+        .arg(p("memory.jsonl"))
+        .arg("--metrics")
+        .arg(p("metrics.jsonl"))
         .assert()
         .success();
     let s = read_jsonl(&p("scores.jsonl"));
@@ -108,7 +114,15 @@ fn memory_keeps_plays_per_round_and_scores_the_window() {
     let p = |n: &str| d.path().join(n);
     // Round 0: a pool with no rollouts starts the memory; its environments are seeds.
     write_jsonl(&p("pool.jsonl"), &[env("a", "math"), env("b", "math")]);
-    stage("spade-regret").arg("--envs").arg(p("pool.jsonl")).args(["-o"]).arg(p("s0.jsonl")).arg("--memory-out").arg(p("m0.parquet")).assert().success();
+    stage("spade-regret")
+        .arg("--envs")
+        .arg(p("pool.jsonl"))
+        .args(["-o"])
+        .arg(p("s0.jsonl"))
+        .arg("--memory-out")
+        .arg(p("m0.parquet"))
+        .assert()
+        .success();
     let m0 = spade_io::TableReader::open(&[p("m0.parquet").to_str().unwrap()]).unwrap().read_all().unwrap();
     let labels = m0[0].column("label", &arrow::datatypes::DataType::Utf8).unwrap();
     let labels = labels.as_any().downcast_ref::<arrow::array::StringArray>().unwrap();
@@ -117,15 +131,28 @@ fn memory_keeps_plays_per_round_and_scores_the_window() {
     // Round 1 plays "a" (hint 2/2, no-hint 1/2); round 2 plays it again (hint 1/2, no-hint 0/2).
     write_jsonl(&p("r1.jsonl"), &[eps("a", "hint", &[1.0, 1.0]), eps("a", "nohint", &[1.0, 0.0])].concat());
     write_jsonl(&p("r2.jsonl"), &[eps("a", "hint", &[1.0, 0.0]), eps("a", "nohint", &[0.0, 0.0])].concat());
-    stage("spade-regret").arg(p("r1.jsonl")).arg("--memory").arg(p("m0.parquet")).args(["--round", "1", "-o"]).arg(p("s1.jsonl")).arg("--memory-out").arg(p("m1.parquet")).assert().success();
+    stage("spade-regret")
+        .arg(p("r1.jsonl"))
+        .arg("--memory")
+        .arg(p("m0.parquet"))
+        .args(["--round", "1", "-o"])
+        .arg(p("s1.jsonl"))
+        .arg("--memory-out")
+        .arg(p("m1.parquet"))
+        .assert()
+        .success();
     write_jsonl(&p("cands.jsonl"), &[json!({"candidate_id": "c-a", "env_id": "a", "skill": "math"})]);
     let round2 = |window: &str, scores: &str, memory: &str| {
         stage("spade-regret")
             .arg(p("r2.jsonl"))
-            .arg("--memory").arg(p("m1.parquet"))
-            .arg("--candidates").arg(p("cands.jsonl"))
-            .args(["--round", "2", "--window", window, "-o"]).arg(p(scores))
-            .arg("--memory-out").arg(p(memory))
+            .arg("--memory")
+            .arg(p("m1.parquet"))
+            .arg("--candidates")
+            .arg(p("cands.jsonl"))
+            .args(["--round", "2", "--window", window, "-o"])
+            .arg(p(scores))
+            .arg("--memory-out")
+            .arg(p(memory))
             .assert()
             .success();
         (read_jsonl(&p(scores)), read_jsonl(&p(memory)))
@@ -142,8 +169,11 @@ fn memory_keeps_plays_per_round_and_scores_the_window() {
     close(&a["nohint_win_rate"], 0.0);
     assert_eq!(a["label"], "too-hard", "labelled from the current agent's plays");
     let h: Value = serde_json::from_str(a["history"].as_str().unwrap()).unwrap();
-    assert_eq!(h, json!([{"round": 1, "hint": [2, 2.0, 2], "nohint": [2, 1.0, 1], "failures": 0},
-                         {"round": 2, "hint": [2, 1.0, 1], "nohint": [2, 0.0, 0], "failures": 0}]));
+    assert_eq!(
+        h,
+        json!([{"round": 1, "hint": [2, 2.0, 2], "nohint": [2, 1.0, 1], "failures": 0},
+                         {"round": 2, "hint": [2, 1.0, 1], "nohint": [2, 0.0, 0], "failures": 0}])
+    );
     assert_eq!(by(&m2, "env_id", "b")["label"], "seed", "unplayed seeds stay seeds");
     // --window 0: every play since it entered: hint 3/4, no-hint 1/4 → regret 0.5 → 0.4 + 0.6·plateau(0.25) = 0.64.
     let (s2, m2) = round2("0", "s2-all.jsonl", "m2-all.jsonl");
@@ -155,15 +185,31 @@ fn memory_keeps_plays_per_round_and_scores_the_window() {
     let (s2, _) = round2("2", "s2-w2.jsonl", "m2-w2.jsonl");
     close(&s2[0]["designer_reward"], 0.64);
     // A round that does not play "a" keeps the measurement of its last round played (round 2).
-    stage("spade-regret").arg("--memory").arg(p("m2.jsonl")).arg("--candidates").arg(p("cands.jsonl"))
-        .args(["--round", "3", "-o"]).arg(p("s3.jsonl")).arg("--memory-out").arg(p("m3.jsonl")).assert().success();
+    stage("spade-regret")
+        .arg("--memory")
+        .arg(p("m2.jsonl"))
+        .arg("--candidates")
+        .arg(p("cands.jsonl"))
+        .args(["--round", "3", "-o"])
+        .arg(p("s3.jsonl"))
+        .arg("--memory-out")
+        .arg(p("m3.jsonl"))
+        .assert()
+        .success();
     let s3 = read_jsonl(&p("s3.jsonl"));
     assert_eq!((s3[0]["plays_hint"].as_i64(), s3[0]["plays_nohint"].as_i64()), (Some(2), Some(2)));
     close(&s3[0]["designer_reward"], 0.4);
     assert_eq!(by(&read_jsonl(&p("m3.jsonl")), "env_id", "a")["label"], "too-hard");
     // A bad window is a usage error.
-    stage("spade-regret").arg("--memory").arg(p("m2.jsonl")).args(["--window", "-1", "-o"]).arg(p("x.jsonl"))
-        .arg("--memory-out").arg(p("y.jsonl")).assert().code(2);
+    stage("spade-regret")
+        .arg("--memory")
+        .arg(p("m2.jsonl"))
+        .args(["--window", "-1", "-o"])
+        .arg(p("x.jsonl"))
+        .arg("--memory-out")
+        .arg(p("y.jsonl"))
+        .assert()
+        .code(2);
 }
 
 #[test]
@@ -183,12 +229,17 @@ fn repaired_candidates_get_discounted_credit() {
     let score = |extra: &[&str], out: &str| {
         stage("spade-regret")
             .arg(p("rollouts.jsonl"))
-            .arg("--envs").arg(p("envs.jsonl"))
-            .arg("--candidates").arg(p("candidates.jsonl"))
-            .arg("--rejects").arg(p("rejects.jsonl"))
+            .arg("--envs")
+            .arg(p("envs.jsonl"))
+            .arg("--candidates")
+            .arg(p("candidates.jsonl"))
+            .arg("--rejects")
+            .arg(p("rejects.jsonl"))
             .args(extra)
-            .args(["--round", "1", "-o"]).arg(p(out))
-            .arg("--memory-out").arg(p("memory.jsonl"))
+            .args(["--round", "1", "-o"])
+            .arg(p(out))
+            .arg("--memory-out")
+            .arg(p("memory.jsonl"))
             .assert()
             .success();
         read_jsonl(&p(out))
@@ -203,12 +254,28 @@ fn repaired_candidates_get_discounted_credit() {
     close(&by(&s, "candidate_id", "c-bad")["designer_reward"], -0.5);
     let s = score(&["--repair-discount", "1"], "s1.jsonl");
     close(&by(&s, "candidate_id", "c-twice")["designer_reward"], 1.0);
-    stage("spade-regret").arg(p("rollouts.jsonl")).args(["--repair-discount", "1.5", "-o"]).arg(p("x.jsonl"))
-        .arg("--memory-out").arg(p("y.jsonl")).assert().code(2);
+    stage("spade-regret")
+        .arg(p("rollouts.jsonl"))
+        .args(["--repair-discount", "1.5", "-o"])
+        .arg(p("x.jsonl"))
+        .arg("--memory-out")
+        .arg(p("y.jsonl"))
+        .assert()
+        .code(2);
     // attempts below 1 is bad input, named by file, row and column.
     write_jsonl(&p("bad.jsonl"), &[cand("c-frontier", Some("frontier"), 0)]);
-    let out = stage("spade-regret").arg(p("rollouts.jsonl")).arg("--envs").arg(p("envs.jsonl")).arg("--candidates").arg(p("bad.jsonl"))
-        .args(["-o"]).arg(p("z.jsonl")).arg("--memory-out").arg(p("w.jsonl")).assert().code(2);
+    let out = stage("spade-regret")
+        .arg(p("rollouts.jsonl"))
+        .arg("--envs")
+        .arg(p("envs.jsonl"))
+        .arg("--candidates")
+        .arg(p("bad.jsonl"))
+        .args(["-o"])
+        .arg(p("z.jsonl"))
+        .arg("--memory-out")
+        .arg(p("w.jsonl"))
+        .assert()
+        .code(2);
     let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
     assert!(err.contains("bad.jsonl") && err.contains("attempts"), "{err}");
     assert!(!p("z.jsonl").exists(), "nothing written on bad input");
@@ -220,9 +287,26 @@ fn resume_rereads_the_memory_identically() {
     let p = |n: &str| d.path().join(n);
     write_jsonl(&p("envs.jsonl"), &[env("a", "x"), env("b", "y")]);
     write_jsonl(&p("r.jsonl"), &[eps("a", "hint", &[1.0, 0.5]), eps("a", "nohint", &[0.5, 0.0]), eps("b", "nohint", &[0.2])].concat());
-    stage("spade-regret").arg(p("r.jsonl")).arg("--envs").arg(p("envs.jsonl")).args(["--round", "3", "-o"]).arg(p("s.parquet")).arg("--memory-out").arg(p("m.parquet")).assert().success();
+    stage("spade-regret")
+        .arg(p("r.jsonl"))
+        .arg("--envs")
+        .arg(p("envs.jsonl"))
+        .args(["--round", "3", "-o"])
+        .arg(p("s.parquet"))
+        .arg("--memory-out")
+        .arg(p("m.parquet"))
+        .assert()
+        .success();
     // Reading the memory back with nothing new writes the same memory (the round stamp aside).
-    stage("spade-regret").arg("--memory").arg(p("m.parquet")).args(["--round", "3", "-o"]).arg(p("s2.parquet")).arg("--memory-out").arg(p("m2.parquet")).assert().success();
+    stage("spade-regret")
+        .arg("--memory")
+        .arg(p("m.parquet"))
+        .args(["--round", "3", "-o"])
+        .arg(p("s2.parquet"))
+        .arg("--memory-out")
+        .arg(p("m2.parquet"))
+        .assert()
+        .success();
     let read = |f: &str| {
         let b = spade_io::TableReader::open(&[p(f).to_str().unwrap()]).unwrap().read_all().unwrap();
         b.into_iter().map(|b| b.batch).collect::<Vec<_>>()
@@ -237,9 +321,13 @@ fn capacity_evicts_oldest_and_variants_are_selectable() {
     write_jsonl(&p("envs.jsonl"), &["e1", "e2", "e3"].map(|e| env(e, "s")));
     write_jsonl(&p("r.jsonl"), &[eps("e3", "hint", &[1.0, 1.0]), eps("e3", "nohint", &[1.0, 0.0])].concat());
     stage("spade-regret")
-        .arg(p("r.jsonl")).arg("--envs").arg(p("envs.jsonl"))
-        .args(["--capacity", "2", "--variant", "solve-rate", "-o"]).arg(p("s.jsonl"))
-        .arg("--memory-out").arg(p("m.jsonl"))
+        .arg(p("r.jsonl"))
+        .arg("--envs")
+        .arg(p("envs.jsonl"))
+        .args(["--capacity", "2", "--variant", "solve-rate", "-o"])
+        .arg(p("s.jsonl"))
+        .arg("--memory-out")
+        .arg(p("m.jsonl"))
         .assert()
         .success();
     let m = read_jsonl(&p("m.jsonl"));
@@ -249,7 +337,14 @@ fn capacity_evicts_oldest_and_variants_are_selectable() {
     let e3 = by(&s, "env_id", "e3");
     assert_eq!(e3["reward_kind"], "solve-rate");
     close(&e3["designer_reward"], 1.0); // no-hint 0.5 in the band
-    stage("spade-regret").arg(p("r.jsonl")).args(["--variant", "nope", "-o"]).arg(p("x.jsonl")).arg("--memory-out").arg(p("y.jsonl")).assert().code(2);
+    stage("spade-regret")
+        .arg(p("r.jsonl"))
+        .args(["--variant", "nope", "-o"])
+        .arg(p("x.jsonl"))
+        .arg("--memory-out")
+        .arg(p("y.jsonl"))
+        .assert()
+        .code(2);
 }
 
 #[test]
@@ -258,7 +353,10 @@ fn bad_rollouts_are_one_line_errors_and_nothing_is_written() {
     let p = |n: &str| d.path().join(n);
     write_jsonl(&p("bad-arm.jsonl"), &[ep("a", "hint", 1.0), ep("a", "maybe", 1.0)]);
     write_jsonl(&p("no-return.jsonl"), &[json!({"env_id": "a", "arm": "hint"})]);
-    for (f, msg) in [("bad-arm.jsonl", "bad-arm.jsonl: row 2: column `arm`: `maybe` is neither"), ("no-return.jsonl", "no-return.jsonl: column `return`: missing")] {
+    for (f, msg) in [
+        ("bad-arm.jsonl", "bad-arm.jsonl: row 2: column `arm`: `maybe` is neither"),
+        ("no-return.jsonl", "no-return.jsonl: column `return`: missing"),
+    ] {
         let o = stage("spade-regret").arg(p(f)).arg("-o").arg(p("s.parquet")).arg("--memory-out").arg(p("m.parquet")).output().unwrap();
         let err = String::from_utf8(o.stderr).unwrap();
         assert_eq!(o.status.code(), Some(2), "{err}");

@@ -113,7 +113,8 @@ fn episodes_are_tokens_with_an_exact_mask_and_the_hint_only_in_its_arm() {
         // follows the last reply is the template's tail, not in the sequence).
         let decoded = tok.decode(&tokens, false).unwrap();
         let rendered = model.render_chat(&messages, false).unwrap();
-        let tail = rendered.strip_prefix(decoded.as_str()).unwrap_or_else(|| panic!("tokens do not decode to the transcript:\n{decoded:?}\n{rendered:?}"));
+        let tail =
+            rendered.strip_prefix(decoded.as_str()).unwrap_or_else(|| panic!("tokens do not decode to the transcript:\n{decoded:?}\n{rendered:?}"));
         assert!(tail == "\n" || tail == "<|im_end|>\n", "{tail:?}");
 
         // The hint reaches the model only in the hint arm, exactly once, in the first observation.
@@ -249,14 +250,12 @@ fn tool_use_parses_json_calls_and_feeds_the_environment() {
     let env = spec_of(&env_row("secret_tool.py"));
     assert_eq!(env.setting, Setting::ToolUse);
     // A scripted agent: asks for the secret, then submits what the last observation said.
-    let agent = ScriptedPolicy::new(&model, |prompt: &str| {
-        match prompt.rfind("The secret is ") {
-            Some(i) => {
-                let code = &prompt[i + 14..i + 18];
-                format!("I have it.\n```json\n{{\"name\": \"submit\", \"arguments\": {{\"code\": \"{code}\"}}}}\n```")
-            }
-            None => "First the secret: <tool_call>{\"name\": \"get_secret\", \"arguments\": {}}</tool_call>".to_string(),
+    let agent = ScriptedPolicy::new(&model, |prompt: &str| match prompt.rfind("The secret is ") {
+        Some(i) => {
+            let code = &prompt[i + 14..i + 18];
+            format!("I have it.\n```json\n{{\"name\": \"submit\", \"arguments\": {{\"code\": \"{code}\"}}}}\n```")
         }
+        None => "First the secret: <tool_call>{\"name\": \"get_secret\", \"arguments\": {}}</tool_call>".to_string(),
     });
     let specs: Vec<EpisodeSpec> = (0..3).map(|k| EpisodeSpec { env: 0, arm: Arm::NoHint, episode: k, seed: 100 + k as u64 }).collect();
     let cfg = PlayConfig { max_turns: 4, max_new_tokens: 256, ..Default::default() };
@@ -286,10 +285,7 @@ fn games_actions_are_boxed_and_the_hint_arm_sees_the_hint_once() {
         let turn = prompt.matches("<|im_start|>assistant").count();
         format!("Let me try \\boxed{{0}} no, \\boxed{{{turn}}}")
     });
-    let specs = vec![
-        EpisodeSpec { env: 0, arm: Arm::Hint, episode: 0, seed: 1 },
-        EpisodeSpec { env: 0, arm: Arm::NoHint, episode: 0, seed: 1 },
-    ];
+    let specs = vec![EpisodeSpec { env: 0, arm: Arm::Hint, episode: 0, seed: 1 }, EpisodeSpec { env: 0, arm: Arm::NoHint, episode: 0, seed: 1 }];
     let cfg = PlayConfig { max_turns: 3, max_new_tokens: 256, ..Default::default() };
     let (out, _) = play(&[env], &specs, &agent, &sandbox(), &cfg, &mut |_| {}).unwrap();
     // Same seed, same scripted replies: both arms play the same game.

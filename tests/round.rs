@@ -252,10 +252,8 @@ fn outputs(run: &Path) -> BTreeMap<String, Value> {
                 out.insert(rel, Value::Array(rows(&p)));
             } else if rel.ends_with(".safetensors") {
                 let t = spade_model::candle_core::safetensors::load(&p, &Device::Cpu).unwrap();
-                let sums: BTreeMap<String, Value> = t
-                    .iter()
-                    .map(|(k, v)| (k.clone(), json!(v.flatten_all().unwrap().to_vec1::<f32>().unwrap())))
-                    .collect();
+                let sums: BTreeMap<String, Value> =
+                    t.iter().map(|(k, v)| (k.clone(), json!(v.flatten_all().unwrap().to_vec1::<f32>().unwrap()))).collect();
                 out.insert(rel, json!(sums));
             }
         }
@@ -392,7 +390,20 @@ fn an_experiment_runs_its_arms_from_one_start_at_matched_compute_and_compares_th
     let csv = std::fs::read_to_string(exp.join("compare.csv")).unwrap();
     let mut lines = csv.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    for col in ["arm", "round", "validity", "edge_share", "regret", "vendi_per_n", "nohint_return", "rg", "rg_se", "episodes", "agent_tokens_trained", "designer_tokens_trained"] {
+    for col in [
+        "arm",
+        "round",
+        "validity",
+        "edge_share",
+        "regret",
+        "vendi_per_n",
+        "nohint_return",
+        "rg",
+        "rg_se",
+        "episodes",
+        "agent_tokens_trained",
+        "designer_tokens_trained",
+    ] {
         assert!(header.contains(&col), "{col} in {header:?}");
     }
     let body: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
@@ -473,10 +484,19 @@ print(json.dumps({"loss_steps": [e.step for e in ea.Scalars("spade-grpo-step/pol
     assert!(tb["scalars"].as_u64().unwrap() > 50, "{tb}");
     // W&B offline, added afterwards: it catches up from the first line.
     let out = std::process::Command::new(root().join(".venv/bin/python"))
-        .arg(root().join("scripts/loggers.py")).arg(&run).args(["--loggers", "wandb"])
-        .env("WANDB_MODE", "offline").env("WANDB_SILENT", "true").output().unwrap();
+        .arg(root().join("scripts/loggers.py"))
+        .arg(&run)
+        .args(["--loggers", "wandb"])
+        .env("WANDB_MODE", "offline")
+        .env("WANDB_SILENT", "true")
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let offline: Vec<_> = std::fs::read_dir(run.join("wandb")).unwrap().filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().starts_with("offline-run-")).collect();
+    let offline: Vec<_> = std::fs::read_dir(run.join("wandb"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("offline-run-"))
+        .collect();
     assert_eq!(offline.len(), 1);
     let state: Value = serde_json::from_str(&std::fs::read_to_string(run.join("loggers-state.json")).unwrap()).unwrap();
     assert_eq!(state["wandb"]["offset"], std::fs::metadata(run.join("metrics.jsonl")).unwrap().len());

@@ -166,12 +166,7 @@ fn bad_inputs_exit_2_with_one_line_naming_the_problem() {
 fn default_corpus_has_the_three_domains() {
     let out = tmp();
     let docs = out.path().join("docs.jsonl");
-    stage("spade-sample-corpus")
-        .arg(root().join("data/corpus"))
-        .args(["--mix", "math=50,science=50,code=50", "-o"])
-        .arg(&docs)
-        .assert()
-        .success();
+    stage("spade-sample-corpus").arg(root().join("data/corpus")).args(["--mix", "math=50,science=50,code=50", "-o"]).arg(&docs).assert().success();
     let rows = read_jsonl(&docs);
     assert_eq!(rows.len(), 150);
     for r in &rows {

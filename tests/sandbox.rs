@@ -37,8 +37,7 @@ pub fn test_limits() -> Limits {
 }
 
 fn sandbox(jobs: usize) -> Sandbox {
-    Sandbox::new(SandboxConfig { jobs, limits: test_limits(), worker: Some(worker()), ..Default::default() })
-        .expect("sandbox starts")
+    Sandbox::new(SandboxConfig { jobs, limits: test_limits(), worker: Some(worker()), ..Default::default() }).expect("sandbox starts")
 }
 
 const ACTIONS: &[&str] = &[
@@ -197,9 +196,7 @@ fn run_adversarial(sb: &Sandbox, code: &str) -> Outcome {
 }
 
 fn header(code: &str, key: &str) -> Option<String> {
-    code.lines()
-        .take_while(|l| l.starts_with('#'))
-        .find_map(|l| l.strip_prefix(&format!("# {key}:")).map(|v| v.trim().to_string()))
+    code.lines().take_while(|l| l.starts_with('#')).find_map(|l| l.strip_prefix(&format!("# {key}:")).map(|v| v.trim().to_string()))
 }
 
 fn parse_status(s: &str) -> Status {
@@ -244,12 +241,8 @@ fn baseline() -> &'static Vec<String> {
 
 #[test]
 fn adversarial_suite() {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(data("adversarial"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "py"))
-        .collect();
+    let mut files: Vec<PathBuf> =
+        std::fs::read_dir(data("adversarial")).unwrap().flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "py")).collect();
     files.sort();
     assert!(files.len() >= 30, "only {} adversarial programs", files.len());
 
@@ -353,15 +346,9 @@ fn adversarial_suite() {
 #[test]
 fn sandbox_without_landlock_or_netns_still_confines() {
     // The mandatory layers alone (as on hosts without landlock or namespaces).
-    let sb = Sandbox::new(SandboxConfig {
-        jobs: 1,
-        limits: test_limits(),
-        worker: Some(worker()),
-        landlock: false,
-        netns: false,
-        ..Default::default()
-    })
-    .unwrap();
+    let sb =
+        Sandbox::new(SandboxConfig { jobs: 1, limits: test_limits(), worker: Some(worker()), landlock: false, netns: false, ..Default::default() })
+            .unwrap();
     assert!(!sb.layers().landlock);
     let before = canaries();
     for (name, want) in [

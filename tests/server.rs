@@ -15,9 +15,7 @@ use crate::util::{read_jsonl, root, stage, tmp, write_jsonl};
 
 /// llama-server on the default model's GGUF (binary: `$SPADE_LLAMA_SERVER`, else the cached build).
 fn llama_server() -> LocalServer {
-    let bin = std::env::var_os("SPADE_LLAMA_SERVER")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join(".cache/llama-server/bin/llama-server"));
+    let bin = std::env::var_os("SPADE_LLAMA_SERVER").map(PathBuf::from).unwrap_or_else(|| root().join(".cache/llama-server/bin/llama-server"));
     assert!(bin.exists(), "{} missing: run `make test-server` (it builds llama-server)", bin.display());
     LocalServer::start(&bin, &spade_model::default_model_path(), "smollm2", 4, 4096, 1).unwrap()
 }

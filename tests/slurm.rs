@@ -164,7 +164,8 @@ fn a_sharded_slurm_round_equals_the_single_process_round() {
     // arguments, STEPS, DELAY and FIXED_POOL as environment variables (round.sh takes both).
     let _cluster = Cluster::up();
     let start = std::time::Instant::now();
-    let args: Vec<String> = knobs(&model, &corpus).into_iter().chain(spade.iter().filter(|k| !k.starts_with("STEPS=") && !k.starts_with("DELAY=")).cloned()).collect();
+    let args: Vec<String> =
+        knobs(&model, &corpus).into_iter().chain(spade.iter().filter(|k| !k.starts_with("STEPS=") && !k.starts_with("DELAY=")).cloned()).collect();
     for round in [1, 2] {
         let mut c = round_sh(&runs.join("slurm"), round);
         c.args(&args).env("SHARDS", "2").env("STEPS", "2").env("DELAY", "1");
@@ -221,9 +222,8 @@ fn a_sharded_slurm_round_equals_the_single_process_round() {
 #[test]
 #[ignore = "starts Slurm daemons and llama-server: run by `make test-slurm`"]
 fn a_slurm_round_generates_through_a_server_job() {
-    let server = std::env::var_os("SPADE_LLAMA_SERVER")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| root().join(".cache/llama-server/bin/llama-server"));
+    let server =
+        std::env::var_os("SPADE_LLAMA_SERVER").map(std::path::PathBuf::from).unwrap_or_else(|| root().join(".cache/llama-server/bin/llama-server"));
     assert!(server.exists(), "{} missing: `make test-slurm` builds it", server.display());
     let d = tmp();
     let corpus = corpus(d.path());

@@ -4,12 +4,12 @@
 mod util;
 
 mod cli;
+mod design;
+mod eval;
 mod grpo;
 mod io;
 mod python;
 mod readme;
-mod design;
-mod eval;
 mod regret;
 mod rollout;
 mod round;

@@ -7,16 +7,8 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 
 /// The stage binaries, in pipeline order.
-pub const STAGES: &[&str] = &[
-    "spade-sample-corpus",
-    "spade-design",
-    "spade-validate",
-    "spade-rollout",
-    "spade-regret",
-    "spade-grpo-step",
-    "spade-eval",
-    "spade-sft",
-];
+pub const STAGES: &[&str] =
+    &["spade-sample-corpus", "spade-design", "spade-validate", "spade-rollout", "spade-regret", "spade-grpo-step", "spade-eval", "spade-sft"];
 
 /// A command for one of this package's binaries, with a clean environment for spade's variables.
 pub fn stage(name: &str) -> Command {
@@ -48,12 +40,7 @@ pub fn write_jsonl(path: &Path, rows: &[serde_json::Value]) {
 
 /// Reads a JSONL file into values.
 pub fn read_jsonl(path: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    std::fs::read_to_string(path).unwrap().lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap()).collect()
 }
 
 /// A corpus of `n` documents per domain, `words` words each, as JSON rows.
@@ -70,8 +57,7 @@ pub fn corpus_rows(domains: &[(&str, usize)], words: usize) -> Vec<serde_json::V
 
 /// Files in a folder (names), sorted.
 pub fn files_in(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> =
-        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().to_string()).collect();
+    let mut v: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().to_string()).collect();
     v.sort();
     v
 }
@@ -82,10 +68,7 @@ pub fn python() -> PathBuf {
         return PathBuf::from(p);
     }
     let venv = root().join(".venv/bin/python");
-    assert!(
-        venv.exists(),
-        "the project's Python environment is missing: run `make venv` (or `make test`, which does it)"
-    );
+    assert!(venv.exists(), "the project's Python environment is missing: run `make venv` (or `make test`, which does it)");
     venv
 }
 

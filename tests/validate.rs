@@ -39,7 +39,8 @@ fn cand(id: &str, code: &str, hint: &str) -> serde_json::Value {
 fn every_row_lands_in_exactly_one_output_with_the_right_reason() {
     let d = tmp();
     let counter = fixture("clean/counter.py");
-    let near = counter.replace("Guess the next number in a seeded arithmetic sequence.", "Next number, please.")
+    let near = counter
+        .replace("Guess the next number in a seeded arithmetic sequence.", "Next number, please.")
         .replace("# hint: Count upwards from the start value.", "# hint: something else");
     let rows = vec![
         cand("ok", &counter, "Look at the gaps between numbers."),
@@ -55,7 +56,11 @@ fn every_row_lands_in_exactly_one_output_with_the_right_reason() {
         cand("two", &fixture("validate/two_classes.py"), ""),
         cand("syntax", "class E:\n  def reset(self\n", ""),
         serde_json::json!({"candidate_id": "empty", "code": null, "hint": "x"}),
-        cand("busy", "class BusyEnv:\n def reset(self, seed=None):\n  while True: pass\n def step(self, a):\n  return 'x', 0.0, True, False, {}\n", ""),
+        cand(
+            "busy",
+            "class BusyEnv:\n def reset(self, seed=None):\n  while True: pass\n def step(self, a):\n  return 'x', 0.0, True, False, {}\n",
+            "",
+        ),
         cand("nan", &fixture("adversarial/nan_reward.py"), ""),
         serde_json::json!({"candidate_id": "final", "code": "this is not python", "final_code": fixture("validate/reference_style.py"), "hint": null}),
         // Any action wins half the time, the empty one too: that is no leak of the hint.
@@ -131,8 +136,7 @@ fn reference_style_env_validates_unchanged() {
 fn folder_of_seed_envs_validates() {
     let d = tmp();
     let seeds = root().join("data/seed-envs");
-    let has_seeds = seeds.is_dir()
-        && std::fs::read_dir(&seeds).unwrap().flatten().any(|e| e.path().extension().is_some_and(|x| x == "py"));
+    let has_seeds = seeds.is_dir() && std::fs::read_dir(&seeds).unwrap().flatten().any(|e| e.path().extension().is_some_and(|x| x == "py"));
     let folder = if has_seeds { seeds } else { root().join("tests/data/sandbox/clean") };
     let n = std::fs::read_dir(&folder).unwrap().flatten().filter(|e| e.path().extension().is_some_and(|x| x == "py")).count();
     let (envs, rej) = (d.path().join("envs.parquet"), d.path().join("rejects.jsonl"));

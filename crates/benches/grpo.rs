@@ -106,11 +106,7 @@ fn main() {
     let mut rows = Vec::new();
     for &mb in &mbs {
         eprintln!("grpo bench: candle, micro-batch {mb}, {seqs}×{tokens} tokens, {threads} thread(s)");
-        let out = Command::new(&exe)
-            .args(["--one", &mb.to_string()])
-            .env("RAYON_NUM_THREADS", threads.to_string())
-            .output()
-            .unwrap();
+        let out = Command::new(&exe).args(["--one", &mb.to_string()]).env("RAYON_NUM_THREADS", threads.to_string()).output().unwrap();
         assert!(out.status.success(), "micro-batch {mb}: {}", String::from_utf8_lossy(&out.stderr));
         let line = String::from_utf8_lossy(&out.stdout).lines().last().unwrap_or("").to_string();
         let v: serde_json::Value = serde_json::from_str(&line).unwrap();

@@ -109,11 +109,8 @@ fn main() {
     let (b_out, b_stats) = play(&envs, &specs, &policy, &sandbox, &batched_cfg, &mut |_| {}).expect("batched play");
     eprintln!("batched: {} episodes in {:.1}s", b_out.len(), t.elapsed().as_secs_f64());
 
-    let seq_specs: Vec<EpisodeSpec> = if full {
-        specs.clone()
-    } else {
-        specs.iter().copied().filter(|s| s.arm == Arm::NoHint && s.episode == 0).collect()
-    };
+    let seq_specs: Vec<EpisodeSpec> =
+        if full { specs.clone() } else { specs.iter().copied().filter(|s| s.arm == Arm::NoHint && s.episode == 0).collect() };
     let seq_cfg = PlayConfig { concurrency: 1, ..batched_cfg.clone() };
     let t = Instant::now();
     let (s_out, s_stats) = play(&envs, &seq_specs, &policy, &sandbox, &seq_cfg, &mut |_| {}).expect("one-at-a-time play");
@@ -121,9 +118,8 @@ fn main() {
 
     // The same batched episodes through llama.cpp's llama-server on loopback (the server backend),
     // when it is built (scripts/llama-server.sh; `make bench` builds it).
-    let server_bin = std::env::var_os("SPADE_LLAMA_SERVER")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| root.join(".cache/llama-server/bin/llama-server"));
+    let server_bin =
+        std::env::var_os("SPADE_LLAMA_SERVER").map(std::path::PathBuf::from).unwrap_or_else(|| root.join(".cache/llama-server/bin/llama-server"));
     let via_server = if server_bin.exists() {
         let threads: usize = std::env::var("RAYON_NUM_THREADS").ok().and_then(|t| t.parse().ok()).unwrap_or(2);
         let slots = 16;

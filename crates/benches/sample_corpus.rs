@@ -28,9 +28,7 @@ fn corpus(dir: &Path) -> u64 {
     }
     std::fs::create_dir_all(dir).unwrap();
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
-    let vocab: Vec<String> = (0..5000)
-        .map(|_| (0..rng.random_range(2..10)).map(|_| rng.random_range(b'a'..=b'z') as char).collect())
-        .collect();
+    let vocab: Vec<String> = (0..5000).map(|_| (0..rng.random_range(2..10)).map(|_| rng.random_range(b'a'..=b'z') as char).collect()).collect();
     let domains = ["math", "science", "code"];
     let mut bytes = 0u64;
     for s in 0..SHARDS {

@@ -18,17 +18,14 @@ fn pct(v: &mut [f64], p: f64) -> f64 {
 }
 
 fn worker() -> std::path::PathBuf {
-    std::env::var_os(spade_sandbox::WORKER_ENV)
-        .map(Into::into)
-        .unwrap_or_else(|| env!("CARGO_BIN_EXE_spade-sandbox-worker").into())
+    std::env::var_os(spade_sandbox::WORKER_ENV).map(Into::into).unwrap_or_else(|| env!("CARGO_BIN_EXE_spade-sandbox-worker").into())
 }
 
 fn main() {
     let quick = std::env::var_os("SPADE_BENCH_QUICK").is_some();
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     let limits = Limits { call_timeout: Duration::from_secs(2), load_timeout: Duration::from_secs(4), ..Limits::default() };
-    let sb = Sandbox::new(SandboxConfig { jobs: 1, limits: limits.clone(), worker: Some(worker()), ..Default::default() })
-        .expect("sandbox");
+    let sb = Sandbox::new(SandboxConfig { jobs: 1, limits: limits.clone(), worker: Some(worker()), ..Default::default() }).expect("sandbox");
     let layers = sb.layers().clone();
 
     // start-up: fork + harden (ready to load), and fork + harden + load + first reset

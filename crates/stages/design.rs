@@ -16,6 +16,8 @@
 //! stored in the `hint_*` columns). The memory is a `memory` table or a folder of seed `.py`
 //! environments; without `--memory` the repository's `data/seed-envs/` serves.
 
+#![forbid(unsafe_code)]
+
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -24,9 +26,9 @@ use clap::Parser;
 use serde::Serialize;
 use spade_cli::Common;
 use spade_design::memory::{read_memory, set_env_ids, MemoryEntry};
+use spade_design::parse_response;
 use spade_design::prompt::{self, default_prompts_dir, default_seed_dir, PromptSpec, Templates};
 use spade_design::rows::{candidate_id, candidates_batch, doc_key, sample_seed, CandidateRow};
-use spade_design::parse_response;
 use spade_io::{TableWriter, WriteMeta};
 use spade_model::{FinishReason, Generation, GenerationRequest, Message, Model, SamplingParams};
 
@@ -90,7 +92,11 @@ struct Args {
     groups: Option<usize>,
 
     /// Skill taxonomy, assigned round-robin over documents (shifted by --round).
-    #[arg(long, value_delimiter = ',', default_value = "mathematical-reasoning,logical-deduction,spatial-reasoning,pattern-recognition,optimisation,causal-inference")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "mathematical-reasoning,logical-deduction,spatial-reasoning,pattern-recognition,optimisation,causal-inference"
+    )]
     skills: Vec<String>,
 
     /// Skills per round: 0 uses every skill each round; k uses a window of k skills that advances by k
@@ -209,7 +215,8 @@ fn run(args: Args) -> anyhow::Result<()> {
     if let Some(o) = config.as_object_mut() {
         o.insert("prompts".into(), prompts_dir.display().to_string().into());
     }
-    let meta = WriteMeta { table: "candidates".into(), seed: Some(args.common.seed), config: Some(config.clone()), tool: Some("spade-design".into()) };
+    let meta =
+        WriteMeta { table: "candidates".into(), seed: Some(args.common.seed), config: Some(config.clone()), tool: Some("spade-design".into()) };
 
     let n_groups = if args.no_corpus && docs.is_empty() { args.groups.unwrap_or(8) } else { docs.len() };
     if n_groups == 0 {
@@ -221,7 +228,10 @@ fn run(args: Args) -> anyhow::Result<()> {
     }
 
     if args.server.server.is_some() && args.hint == "self" && !(args.hint_temperature == 0.0 || args.hint_temperature == 1.0) {
-        bail!("--hint self through --server needs --hint-temperature 0 or 1 (servers report log-probs at temperature 1), not {}", args.hint_temperature);
+        bail!(
+            "--hint self through --server needs --hint-temperature 0 or 1 (servers report log-probs at temperature 1), not {}",
+            args.hint_temperature
+        );
     }
     let model = args.model.load_with_server(&args.server).with_context(|| format!("loading model {}", model_path.display()))?;
     let ctx = model.context_length();
@@ -348,7 +358,8 @@ fn run(args: Args) -> anyhow::Result<()> {
                         let doc = docs.get(row_group[i]);
                         let tie = format!("{seed}/{round}/{}", grp.key);
                         let document = if args.no_corpus { None } else { doc };
-                        let p = prompt::group_prompt(&model, &templates, &spec, &memory, document, &grp.skill, &tie, budget.saturating_sub(tail + 8))?;
+                        let p =
+                            prompt::group_prompt(&model, &templates, &spec, &memory, document, &grp.skill, &tie, budget.saturating_sub(tail + 8))?;
                         let mut m = p.messages;
                         m.push(Message::assistant(shown.clone()));
                         m.push(repair.clone());
@@ -357,13 +368,19 @@ fn run(args: Args) -> anyhow::Result<()> {
                     match refit {
                         Ok(v) if v.len() <= budget => ids = v,
                         _ => {
-                            rows[i].repair_errors.get_or_insert_with(Vec::new).push(format!("{stage}: {error} (repair prompt does not fit the context)"));
+                            rows[i]
+                                .repair_errors
+                                .get_or_insert_with(Vec::new)
+                                .push(format!("{stage}: {error} (repair prompt does not fit the context)"));
                             continue;
                         }
                     }
                 }
                 rows[i].repair_errors.get_or_insert_with(Vec::new).push(format!("{stage}: {error}"));
-                rreqs.push(GenerationRequest { prompt: ids, seed: sample_seed(seed, round, &grp.key, rows[i].sample as usize, &format!("repair-{turn}")) });
+                rreqs.push(GenerationRequest {
+                    prompt: ids,
+                    seed: sample_seed(seed, round, &grp.key, rows[i].sample as usize, &format!("repair-{turn}")),
+                });
                 ridx.push(i);
             }
             if rreqs.is_empty() {
@@ -390,11 +407,7 @@ fn run(args: Args) -> anyhow::Result<()> {
 
     // --hint self: a second call writes the hint from the final code.
     if args.hint == "self" {
-        let hparams = SamplingParams {
-            temperature: args.hint_temperature,
-            max_new_tokens: args.hint_max_new_tokens,
-            ..params.clone()
-        };
+        let hparams = SamplingParams { temperature: args.hint_temperature, max_new_tokens: args.hint_max_new_tokens, ..params.clone() };
         let hbudget = ctx.saturating_sub(args.hint_max_new_tokens);
         let mut hreqs = Vec::new();
         let mut hidx = Vec::new();

@@ -21,6 +21,8 @@
 //! sample, fixed for a given `--seed` whatever the round), by the rollout's episode loop with the
 //! environments in the sandbox; the score is the episode's return. `--n` is per task.
 
+#![forbid(unsafe_code)]
+
 use std::collections::HashMap;
 use std::path::Path;
 use std::process::ExitCode;
@@ -159,8 +161,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     if !env_suites.is_empty() && (args.self_check || !args.responses.is_empty()) {
         bail!("--suite envs:…: environments are played by the model, not scored from --responses or --self-check");
     }
-    let shard: Option<Shard> =
-        args.shard.as_deref().map(str::parse).transpose().map_err(|e: String| anyhow::anyhow!("--shard {e}"))?;
+    let shard: Option<Shard> = args.shard.as_deref().map(str::parse).transpose().map_err(|e: String| anyhow::anyhow!("--shard {e}"))?;
     let temperature_given = std::env::args().any(|a| a == "--temperature" || a.starts_with("--temperature="));
     let temperature = if temperature_given || args.samples > 1 { args.model.temperature } else { 0.0 };
 
@@ -236,10 +237,8 @@ fn run(args: Args) -> anyhow::Result<()> {
     pb.finish_and_clear();
     // The scored verdicts, in order, fill the answers that had none.
     let mut scored = scored.into_iter();
-    let verdicts: Vec<ScoreOut> = answers
-        .iter()
-        .map(|a| a.verdict.clone().unwrap_or_else(|| scored.next().expect("one verdict per scored answer")))
-        .collect();
+    let verdicts: Vec<ScoreOut> =
+        answers.iter().map(|a| a.verdict.clone().unwrap_or_else(|| scored.next().expect("one verdict per scored answer"))).collect();
 
     // The table.
     let col = |f: &dyn Fn(&Answer, &Item) -> Option<String>| -> ArrayRef {
@@ -313,12 +312,7 @@ fn read_responses(paths: &[String], items: &[Item]) -> anyhow::Result<Vec<Answer
     let index: HashMap<(&str, &str, &str), usize> =
         items.iter().enumerate().map(|(i, it)| ((it.suite.as_str(), it.task.as_str(), it.item_id.as_str()), i)).collect();
     let reader = TableReader::open(paths)?;
-    reader.require(&[
-        ("suite", DataType::Utf8),
-        ("task", DataType::Utf8),
-        ("item_id", DataType::Utf8),
-        ("response", DataType::Utf8),
-    ])?;
+    reader.require(&[("suite", DataType::Utf8), ("task", DataType::Utf8), ("item_id", DataType::Utf8), ("response", DataType::Utf8)])?;
     let mut out = Vec::new();
     for batch in reader {
         let b = batch?;
@@ -338,9 +332,7 @@ fn read_responses(paths: &[String], items: &[Item]) -> anyhow::Result<Vec<Answer
                     .into());
             };
             let smp = match &sample {
-                Some(a) if !arrow::array::Array::is_null(a, r) => {
-                    i32::try_from(a.value(r)).map_err(|_| b.row_error(r, "sample", "out of range"))?
-                }
+                Some(a) if !arrow::array::Array::is_null(a, r) => i32::try_from(a.value(r)).map_err(|_| b.row_error(r, "sample", "out of range"))?,
                 _ => 0,
             };
             let text = if arrow::array::Array::is_null(&response, r) { String::new() } else { response.value(r).to_string() };
@@ -358,12 +350,7 @@ fn generation_seed(it: &Item, seed: u64, sample: usize, step: u64) -> u64 {
 /// Generate `--samples` responses per item with the model (bfcl-mt items: play their episodes).
 fn generate(args: &Args, items: &[Item], envs: &[spade_rollout::EnvSpec], temperature: f32, scorer: &Scorer) -> anyhow::Result<Vec<Answer>> {
     let model = args.model.load_with_server(&args.server).with_context(|| format!("loading model {}", args.model.model_path().display()))?;
-    let params = SamplingParams {
-        temperature,
-        max_new_tokens: args.max_tokens,
-        max_batch: args.batch.max(1),
-        ..SamplingParams::default()
-    };
+    let params = SamplingParams { temperature, max_new_tokens: args.max_tokens, max_batch: args.batch.max(1), ..SamplingParams::default() };
     let mut out = play_bfcl(args, &model, items, &params, scorer)?;
     out.extend(play_envs(args, &model, items, envs, &params)?);
     let mut reqs = Vec::new();
@@ -435,11 +422,8 @@ fn play_envs(
     let limits = spade_sandbox::Limits { call_timeout: std::time::Duration::from_secs_f64(args.call_timeout), ..Default::default() };
     let sandbox = spade_sandbox::Sandbox::new(spade_sandbox::SandboxConfig { jobs: args.jobs.max(1), limits, ..Default::default() })
         .context("starting the sandbox")?;
-    let play = spade_rollout::PlayConfig {
-        max_turns: args.max_turns as u32,
-        max_new_tokens: args.max_tokens,
-        ..spade_rollout::PlayConfig::default()
-    };
+    let play =
+        spade_rollout::PlayConfig { max_turns: args.max_turns as u32, max_new_tokens: args.max_tokens, ..spade_rollout::PlayConfig::default() };
     let pb = args.common.progress(Some(specs.len() as u64), "env episodes");
     let (outcomes, _) = spade_rollout::play(&pool, &specs, &policy, &sandbox, &play, &mut |_| pb.inc(1))?;
     pb.finish_and_clear();
@@ -456,13 +440,7 @@ fn play_envs(
 /// Play `--samples` BFCL multi-turn episodes per bfcl-mt item: every live episode takes one step
 /// per pass (its replies generated in batches, their calls decoded and executed in the sandbox),
 /// until each has played its turns, hit the step limit, or can go no further.
-fn play_bfcl(
-    args: &Args,
-    model: &spade_model::Model,
-    items: &[Item],
-    params: &SamplingParams,
-    scorer: &Scorer,
-) -> anyhow::Result<Vec<Answer>> {
+fn play_bfcl(args: &Args, model: &spade_model::Model, items: &[Item], params: &SamplingParams, scorer: &Scorer) -> anyhow::Result<Vec<Answer>> {
     let mut eps = Vec::new();
     for (i, it) in items.iter().enumerate().filter(|(_, it)| it.suite == "bfcl-mt") {
         for s in 0..args.samples {
@@ -502,11 +480,8 @@ fn play_bfcl(
                 })
                 .collect();
             let gens = model.generate(&reqs, params)?;
-            let steps: Vec<(&serde_json::Value, &[Vec<String>], &str)> = part
-                .iter()
-                .zip(&gens)
-                .map(|((e, _), g)| (&items[eps[*e].item].meta, eps[*e].executed(), g.text.as_str()))
-                .collect();
+            let steps: Vec<(&serde_json::Value, &[Vec<String>], &str)> =
+                part.iter().zip(&gens).map(|((e, _), g)| (&items[eps[*e].item].meta, eps[*e].executed(), g.text.as_str())).collect();
             let outs = scorer.bfcl_steps(&steps);
             for (((e, _), g), out) in part.iter().zip(&gens).zip(outs) {
                 let ep = &mut eps[*e];

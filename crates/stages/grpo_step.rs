@@ -14,6 +14,8 @@
 //! `trainer_state.json`, whose `step` is the policy version of the weights written). A step with
 //! nothing to train writes the same weights with the step advanced.
 
+#![forbid(unsafe_code)]
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -22,8 +24,7 @@ use clap::Parser;
 use serde::Serialize;
 use spade_cli::Common;
 use spade_train::{
-    assign_advantages, read_agent_arms, read_designer, AdamW, AdvantageConfig, DesignerGroup, LossAgg, Norm, Objective,
-    StepConfig, Trainer,
+    assign_advantages, read_agent_arms, read_designer, AdamW, AdvantageConfig, DesignerGroup, LossAgg, Norm, Objective, StepConfig, Trainer,
 };
 
 const EXAMPLES: &str = "\
@@ -221,11 +222,8 @@ fn run(args: Args) -> anyhow::Result<()> {
     }
     let arms: Vec<&str> = spade::parse_arms("--train-arms", &args.train_arms)?.into_iter().map(|a| a.as_str()).collect();
     let (agent, agent_read) = read_agent_arms(&args.rollouts, Some(&arms))?;
-    let (designer, designer_read) = if args.frozen_designer {
-        (Vec::new(), Default::default())
-    } else {
-        read_designer(&args.candidates, &args.scores, args.designer_group)?
-    };
+    let (designer, designer_read) =
+        if args.frozen_designer { (Vec::new(), Default::default()) } else { read_designer(&args.candidates, &args.scores, args.designer_group)? };
     let designer_scale = args.designer_scale.factor(agent.len(), designer.len(), args.designer_interval, args.designer_scale_max);
     let adv_cfg = AdvantageConfig { agent_norm: args.agent_norm, designer_norm: args.designer_norm, designer_scale };
     let mut all = agent;

@@ -3,6 +3,8 @@
 //! a folder of seed `.py` files, and the arms a flag names (`spade-rollout --arms`,
 //! `spade-grpo-step --train-arms`).
 
+#![forbid(unsafe_code)]
+
 pub mod envs;
 
 use spade_rollout::Arm;

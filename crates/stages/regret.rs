@@ -8,6 +8,8 @@
 //! candidates are given — plus the next memory. Raw designer rewards, not normalised (the trainer's
 //! job). With no rollouts at all, `--envs` starts a memory whose environments are labelled `seed`.
 
+#![forbid(unsafe_code)]
+
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -381,7 +383,9 @@ fn run(args: Args) -> anyhow::Result<()> {
         let mut per_skill: BTreeMap<String, (f64, i64)> = BTreeMap::new();
         for id in &played_order {
             let skill = memory.get(id).and_then(|e| e.skill.clone()).or_else(|| rollout_skills.get(id).cloned());
-            let (Some(skill), Some(p)) = (skill, memory.get(id).map(|e| e.current(round, args.window)).or_else(|| orphans.get(id).copied())) else { continue };
+            let (Some(skill), Some(p)) = (skill, memory.get(id).map(|e| e.current(round, args.window)).or_else(|| orphans.get(id).copied())) else {
+                continue;
+            };
             let acc = per_skill.entry(skill).or_default();
             acc.0 += p.nohint.sum;
             acc.1 += p.nohint.plays;

@@ -12,14 +12,16 @@
 //! never change an episode. Prompt templates: `data/prompts/agent-*.j2` (built in; `--prompts DIR`
 //! reads another copy).
 
+#![forbid(unsafe_code)]
+
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, Context};
 use arrow::array::{
-    Array, ArrayRef, BooleanArray, Float32Array, Float32Builder, Float64Array, Int32Array, Int32Builder, Int64Array,
-    ListBuilder, RecordBatch, StringArray, UInt8Builder,
+    Array, ArrayRef, BooleanArray, Float32Array, Float32Builder, Float64Array, Int32Array, Int32Builder, Int64Array, ListBuilder, RecordBatch,
+    StringArray, UInt8Builder,
 };
 use arrow::datatypes::DataType;
 use clap::Parser;
@@ -286,8 +288,7 @@ fn run(args: Args) -> anyhow::Result<()> {
             },
         };
         let limits = Limits { call_timeout: std::time::Duration::from_secs_f64(args.call_timeout), ..Limits::default() };
-        let sandbox = Sandbox::new(SandboxConfig { jobs: args.jobs.max(1), limits, ..Default::default() })
-            .context("starting the sandbox")?;
+        let sandbox = Sandbox::new(SandboxConfig { jobs: args.jobs.max(1), limits, ..Default::default() }).context("starting the sandbox")?;
         let play = PlayConfig {
             max_turns: args.max_turns as u32,
             max_new_tokens: args.max_new_tokens,

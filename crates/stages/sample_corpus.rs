@@ -8,6 +8,8 @@
 //! draws the next documents of the run's seeded order (rounds 0 and 1 alike); a document comes
 //! back only once the corpus (or its domain) is used up.
 
+#![forbid(unsafe_code)]
+
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -88,12 +90,8 @@ fn run(args: Args) -> anyhow::Result<()> {
     if args.max_words == 0 {
         bail!("--max-words must be at least 1");
     }
-    let names = ColumnNames {
-        id: args.id_col.clone(),
-        text: args.text_col.clone(),
-        domain: args.domain_col.clone(),
-        source: args.source_col.clone(),
-    };
+    let names =
+        ColumnNames { id: args.id_col.clone(), text: args.text_col.clone(), domain: args.domain_col.clone(), source: args.source_col.clone() };
     let reader = TableReader::open(&args.corpus)?;
     reader.require(&[(names.id.as_str(), arrow::datatypes::DataType::Utf8), (names.text.as_str(), arrow::datatypes::DataType::Utf8)])?;
     let total = reader.num_rows() as u64;
@@ -115,7 +113,8 @@ fn run(args: Args) -> anyhow::Result<()> {
     let rows_read = sampler.rows_read();
     let docs = sampler.finish()?;
     let config = spade_cli::config_json(&args);
-    let meta = WriteMeta { table: "docs".into(), seed: Some(args.common.seed), config: Some(config.clone()), tool: Some("spade-sample-corpus".into()) };
+    let meta =
+        WriteMeta { table: "docs".into(), seed: Some(args.common.seed), config: Some(config.clone()), tool: Some("spade-sample-corpus".into()) };
     let mut w = TableWriter::create(&args.output, docs.schema(), &meta)?;
     w.write(&docs)?;
     let n = w.finish().with_context(|| format!("writing {}", args.output))?;

@@ -5,6 +5,8 @@
 //! hardened child per environment episode. Its rpath pins the libpython it was built
 //! against (see `build.rs`).
 
+#![forbid(unsafe_code)]
+
 fn main() {
     std::process::exit(spade_sandbox::worker::main());
 }

@@ -14,6 +14,8 @@
 //! after. The checkpoint starts self-play fresh: step 0, no optimizer state, and itself as the KL
 //! reference.
 
+#![forbid(unsafe_code)]
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -211,8 +213,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         let mut out = Vec::with_capacity(pairs.len());
         for &(e, d) in pairs {
             let env = &pool[e];
-            let memory: Vec<MemoryEntry> =
-                train_pool.iter().filter(|m| !exclude_target || m.env_id != env.env_id).cloned().collect();
+            let memory: Vec<MemoryEntry> = train_pool.iter().filter(|m| !exclude_target || m.env_id != env.env_id).cloned().collect();
             let skill = env.skill.clone().unwrap_or_else(|| "unknown".into());
             let tie = format!("warmup/{seed}/{}/{}", env.env_id, docs[d].doc_id);
             let p = spade_design::group_prompt(&trainer.model, &templates, &spec, &memory, Some(&docs[d]), &skill, &tie, budget)

@@ -10,6 +10,8 @@
 //! `spade_sandbox::validate`. `env_id` is the first 16 hex digits of the SHA-256 of the code
 //! that was run.
 
+#![forbid(unsafe_code)]
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -205,8 +207,8 @@ fn read_table(inputs: &[String]) -> anyhow::Result<Input> {
             });
         }
     }
-    let carried = arrow::compute::concat_batches(&schema, batches.iter().map(|b| &b.batch))
-        .with_context(|| format!("{origin}: cannot combine shards"))?;
+    let carried =
+        arrow::compute::concat_batches(&schema, batches.iter().map(|b| &b.batch)).with_context(|| format!("{origin}: cannot combine shards"))?;
     Ok(Input { rows, carried: Some(carried) })
 }
 
@@ -249,11 +251,7 @@ fn build(
         }
     }
     let schema: SchemaRef = Arc::new(Schema::new(fields));
-    Ok(RecordBatch::try_new_with_options(
-        schema,
-        cols,
-        &arrow::array::RecordBatchOptions::new().with_row_count(Some(idx.len())),
-    )?)
+    Ok(RecordBatch::try_new_with_options(schema, cols, &arrow::array::RecordBatchOptions::new().with_row_count(Some(idx.len())))?)
 }
 
 fn write(path: &str, batch: &RecordBatch, meta: &WriteMeta) -> anyhow::Result<usize> {
@@ -278,11 +276,8 @@ fn run(args: Args) -> anyhow::Result<()> {
         None => read_table(&args.input)?,
     };
     let n = input.rows.len();
-    let cands: Vec<Candidate> = input
-        .rows
-        .iter()
-        .map(|r| Candidate { code: r.code.clone(), hint: r.hint.clone(), setting: Setting::parse(r.setting.as_deref()) })
-        .collect();
+    let cands: Vec<Candidate> =
+        input.rows.iter().map(|r| Candidate { code: r.code.clone(), hint: r.hint.clone(), setting: Setting::parse(r.setting.as_deref()) }).collect();
     let cfg = CheckConfig { max_turns: args.max_turns, ..CheckConfig::default() };
     let jobs = args.jobs.max(1).min(n.max(1));
     let mut verdicts: Vec<Verdict> = Vec::with_capacity(n);
@@ -294,8 +289,7 @@ fn run(args: Args) -> anyhow::Result<()> {
             reward_range,
             ..Limits::default()
         };
-        let sb = Sandbox::new(SandboxConfig { jobs, limits, ..SandboxConfig::default() })
-            .context("starting the sandbox")?;
+        let sb = Sandbox::new(SandboxConfig { jobs, limits, ..SandboxConfig::default() }).context("starting the sandbox")?;
         let pb = args.common.progress(Some(n as u64), "validating");
         let next = AtomicUsize::new(0);
         let slots: Vec<Mutex<Option<Verdict>>> = (0..n).map(|_| Mutex::new(None)).collect();
@@ -320,18 +314,13 @@ fn run(args: Args) -> anyhow::Result<()> {
         .rows
         .iter()
         .enumerate()
-        .map(|(i, r)| {
-            r.candidate_id.clone().or_else(|| r.source.clone()).map(|l| format!("{l} (row {})", i + 1)).unwrap_or(format!("row {}", i + 1))
-        })
+        .map(|(i, r)| r.candidate_id.clone().or_else(|| r.source.clone()).map(|l| format!("{l} (row {})", i + 1)).unwrap_or(format!("row {}", i + 1)))
         .collect();
     let codes: Vec<Option<&str>> = input.rows.iter().map(|r| r.code.as_deref()).collect();
     let known: Vec<(String, String)> = if args.known.is_empty() {
         Vec::new()
     } else {
-        spade_design::memory::read_memory(&args.known)?
-            .into_iter()
-            .map(|e| (format!("known environment {}", e.env_id), e.code))
-            .collect()
+        spade_design::memory::read_memory(&args.known)?.into_iter().map(|e| (format!("known environment {}", e.env_id), e.code)).collect()
     };
     validate::mark_duplicates(&codes, &mut verdicts, &labels, &known);
 
@@ -388,12 +377,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         *by_stage.entry(verdicts[i].stage.as_str()).or_default() += 1;
     }
     let secs = start.elapsed().as_secs_f64();
-    tracing::info!(
-        "validated {n} candidates in {secs:.1}s: {} envs, {} rejects {:?}",
-        pass.len(),
-        fail.len(),
-        by_stage
-    );
+    tracing::info!("validated {n} candidates in {secs:.1}s: {} envs, {} rejects {:?}", pass.len(), fail.len(), by_stage);
     let _ = Stage::Passed;
     args.common.metrics(
         "spade-validate",

@@ -10,6 +10,8 @@
 //!   or when stderr is not a terminal (`auto`).
 //! - [`append_metrics`]: one JSON line appended per call to `--metrics FILE`.
 
+#![forbid(unsafe_code)]
+
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
 use std::os::fd::AsFd;
@@ -123,13 +125,10 @@ impl Common {
         }
         let pb = match len {
             Some(n) => ProgressBar::with_draw_target(Some(n), ProgressDrawTarget::stderr_with_hz(4)).with_style(
-                ProgressStyle::with_template("{msg:>12} [{elapsed_precise}] {wide_bar} {pos}/{len} ({per_sec}, eta {eta})")
-                    .expect("valid template"),
+                ProgressStyle::with_template("{msg:>12} [{elapsed_precise}] {wide_bar} {pos}/{len} ({per_sec}, eta {eta})").expect("valid template"),
             ),
-            None => ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr_with_hz(4)).with_style(
-                ProgressStyle::with_template("{msg:>12} [{elapsed_precise}] {spinner} {human_pos} ({per_sec})")
-                    .expect("valid template"),
-            ),
+            None => ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr_with_hz(4))
+                .with_style(ProgressStyle::with_template("{msg:>12} [{elapsed_precise}] {spinner} {human_pos} ({per_sec})").expect("valid template")),
         };
         if self.progress == Progress::On && !std::io::stderr().is_terminal() {
             pb.set_draw_target(ProgressDrawTarget::term_like_with_hz(Box::new(console::Term::stderr()), 1));
@@ -180,11 +179,8 @@ pub fn append_metrics(path: &Path, value: &serde_json::Value) -> anyhow::Result<
     }
     let mut line = serde_json::to_vec(value)?;
     line.push(b'\n');
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .with_context(|| format!("{}: cannot open metrics file", path.display()))?;
+    let mut f =
+        std::fs::OpenOptions::new().create(true).append(true).open(path).with_context(|| format!("{}: cannot open metrics file", path.display()))?;
     f.write_all(&line).with_context(|| format!("{}: cannot append metrics", path.display()))?;
     Ok(())
 }
@@ -259,8 +255,7 @@ fn config_path(raw: &[OsString]) -> Option<PathBuf> {
 
 fn config_args(cmd: &clap::Command, path: &Path, raw: &[OsString]) -> anyhow::Result<Vec<OsString>> {
     let text = std::fs::read_to_string(path).with_context(|| format!("{}: cannot read config", path.display()))?;
-    let table: toml::Table = toml::from_str(&text)
-        .map_err(|e| anyhow::anyhow!("{}: invalid TOML: {}", path.display(), e.message()))?;
+    let table: toml::Table = toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: invalid TOML: {}", path.display(), e.message()))?;
     let given = |arg: &clap::Arg| {
         raw.iter().skip(1).any(|a| {
             let s = a.to_string_lossy();
@@ -328,12 +323,7 @@ pub fn init_logging(common: &Common) {
         _ => "error",
     };
     let filter = EnvFilter::try_from_env(env::LOG).unwrap_or_else(|_| EnvFilter::new(level));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_target(false)
-        .without_time()
-        .try_init();
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).without_time().try_init();
 }
 
 /// Runs a stage body and maps its outcome to an exit status: 0 on success, 2 with the error chain
@@ -403,10 +393,6 @@ pub fn policy_version(model: &Path) -> anyhow::Result<i64> {
         return Ok(0);
     }
     let text = std::fs::read_to_string(&state).with_context(|| format!("{}: cannot read", state.display()))?;
-    let v: serde_json::Value =
-        serde_json::from_str(&text).with_context(|| format!("{}: invalid JSON", state.display()))?;
-    v.get("step")
-        .and_then(|s| s.as_i64())
-        .ok_or_else(|| anyhow::anyhow!("{}: field `step` missing or not an integer", state.display()))
+    let v: serde_json::Value = serde_json::from_str(&text).with_context(|| format!("{}: invalid JSON", state.display()))?;
+    v.get("step").and_then(|s| s.as_i64()).ok_or_else(|| anyhow::anyhow!("{}: field `step` missing or not an integer", state.display()))
 }
-

@@ -10,6 +10,8 @@
 //! the corpus (or a domain of the mix) is used up, a new pass in a new seeded order (see [`draw`]).
 //! The sampler then keeps `r·n` rows, or the whole corpus when it is smaller.
 
+#![forbid(unsafe_code)]
+
 pub mod draw;
 
 use std::collections::{BinaryHeap, HashMap};
@@ -266,9 +268,7 @@ fn build_docs(chosen: Vec<Entry>, names: &ColumnNames, max_words: usize) -> Resu
     let schema = chosen[0].row.schema();
     let rows: Vec<RecordBatch> = chosen.iter().map(|e| e.row.clone()).collect();
     let all = concat_batches(&schema, &rows)?;
-    let col = |name: &str| -> Option<ArrayRef> {
-        all.column_by_name(name).map(|c| arrow::compute::cast(c, &DataType::Utf8).expect("string column"))
-    };
+    let col = |name: &str| -> Option<ArrayRef> { all.column_by_name(name).map(|c| arrow::compute::cast(c, &DataType::Utf8).expect("string column")) };
     let ids = col(&names.id).expect("checked on read");
     let texts = col(&names.text).expect("checked on read");
     let ids = ids.as_any().downcast_ref::<StringArray>().expect("utf8");
@@ -277,9 +277,9 @@ fn build_docs(chosen: Vec<Entry>, names: &ColumnNames, max_words: usize) -> Resu
     let source: ArrayRef = match col(&names.source) {
         Some(s) => {
             let s = s.as_any().downcast_ref::<StringArray>().expect("utf8");
-            Arc::new(StringArray::from_iter((0..s.len()).map(|i| {
-                Some(if s.is_valid(i) { s.value(i).to_string() } else { shard_name(&chosen[i].origin) })
-            })))
+            Arc::new(StringArray::from_iter(
+                (0..s.len()).map(|i| Some(if s.is_valid(i) { s.value(i).to_string() } else { shard_name(&chosen[i].origin) })),
+            ))
         }
         None => Arc::new(StringArray::from_iter(chosen.iter().map(|e| Some(shard_name(&e.origin))))),
     };
@@ -332,10 +332,7 @@ mod tests {
 
     #[test]
     fn mix_parses_and_rejects_bad_specs() {
-        assert_eq!(
-            "math=10, science=5".parse::<Quota>().unwrap(),
-            Quota::Mix(vec![("math".into(), 10), ("science".into(), 5)])
-        );
+        assert_eq!("math=10, science=5".parse::<Quota>().unwrap(), Quota::Mix(vec![("math".into(), 10), ("science".into(), 5)]));
         assert!("math".parse::<Quota>().is_err());
         assert!("math=x".parse::<Quota>().is_err());
         assert!("math=1,math=2".parse::<Quota>().is_err());

@@ -3,6 +3,8 @@
 //! `candidates` rows ([`rows`]), the warm-up's supervised pairs ([`warmup`]). The `spade-design` stage is the glue that samples with the model
 //! and validates repairs in the sandbox.
 
+#![forbid(unsafe_code)]
+
 pub mod memory;
 pub mod parse;
 pub mod prompt;

@@ -211,10 +211,8 @@ pub fn choose_examples<'a>(memory: &'a [MemoryEntry], skill: &str, setting: &str
         (true, false) => 2,
         (false, false) => 3,
     };
-    let mut v: Vec<(u8, f64, String, &MemoryEntry)> = seeds
-        .into_iter()
-        .map(|e| (tier(e), e.regret.unwrap_or(f64::NEG_INFINITY), hash_hex(&[tie_key, &e.env_id]), e))
-        .collect();
+    let mut v: Vec<(u8, f64, String, &MemoryEntry)> =
+        seeds.into_iter().map(|e| (tier(e), e.regret.unwrap_or(f64::NEG_INFINITY), hash_hex(&[tie_key, &e.env_id]), e)).collect();
     v.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)).then(a.2.cmp(&b.2)));
     let mut out: Vec<&MemoryEntry> = Vec::new();
     for (_, _, _, e) in v {

@@ -106,9 +106,7 @@ pub fn parse_response(text: &str) -> Parsed {
                 t.starts_with("import ") || t.starts_with("from ") || t.starts_with("class ") || t.starts_with("# skill:")
             });
             match start {
-                Some(s) if looks_like_env(&lines[s..].join("\n")) => {
-                    (Some(lines[s..].join("\n") + "\n"), lines[..s].join("\n"))
-                }
+                Some(s) if looks_like_env(&lines[s..].join("\n")) => (Some(lines[s..].join("\n") + "\n"), lines[..s].join("\n")),
                 _ => (None, text.to_string()),
             }
         }
@@ -123,11 +121,7 @@ pub fn parse_response(text: &str) -> Parsed {
     });
     match &code {
         None => {
-            p.error = Some(if bs.is_empty() {
-                "no code block (expected a ```python fenced block)".into()
-            } else {
-                "no Python code block".into()
-            });
+            p.error = Some(if bs.is_empty() { "no code block (expected a ```python fenced block)".into() } else { "no Python code block".into() });
         }
         Some(c) if c.trim().is_empty() => p.error = Some("empty code block".into()),
         Some(c) if !looks_like_env(c) => p.error = Some("the code block defines no class with methods".into()),

@@ -66,8 +66,7 @@ impl Templates {
         for name in TEMPLATE_FILES {
             let p = dir.join(name);
             let src = std::fs::read_to_string(&p).map_err(|e| Error::Io(format!("{}: {e}", p.display())))?;
-            env.add_template_owned(name.to_string(), src)
-                .map_err(|e| Error::Template(format!("{}: {e}", p.display())))?;
+            env.add_template_owned(name.to_string(), src).map_err(|e| Error::Template(format!("{}: {e}", p.display())))?;
         }
         Ok(Templates { env, dir: dir.to_path_buf() })
     }
@@ -85,14 +84,8 @@ impl Templates {
 }
 
 /// The paper's six skills.
-pub const DEFAULT_SKILLS: &[&str] = &[
-    "mathematical-reasoning",
-    "logical-deduction",
-    "spatial-reasoning",
-    "pattern-recognition",
-    "optimisation",
-    "causal-inference",
-];
+pub const DEFAULT_SKILLS: &[&str] =
+    &["mathematical-reasoning", "logical-deduction", "spatial-reasoning", "pattern-recognition", "optimisation", "causal-inference"];
 
 /// A one-line description of a default skill (None for a custom one).
 pub fn skill_description(skill: &str) -> Option<&'static str> {
@@ -411,7 +404,9 @@ mod tests {
     #[test]
     fn default_templates_compile() {
         let t = Templates::load(&default_prompts_dir()).unwrap();
-        let s = t.render("repair.j2", minijinja::context! { setting => "games", stage => "syntax", error => "E", attempt => 1, hint_mode => "inline" }).unwrap();
+        let s = t
+            .render("repair.j2", minijinja::context! { setting => "games", stage => "syntax", error => "E", attempt => 1, hint_mode => "inline" })
+            .unwrap();
         assert!(s.contains('E'));
     }
 }

@@ -2,9 +2,7 @@
 
 use std::sync::Arc;
 
-use arrow::array::{
-    ArrayRef, Float32Builder, Int32Builder, Int64Builder, ListBuilder, RecordBatch, StringBuilder,
-};
+use arrow::array::{ArrayRef, Float32Builder, Int32Builder, Int64Builder, ListBuilder, RecordBatch, StringBuilder};
 use spade_schema::CANDIDATES;
 
 use crate::{hash_hex, Result};
@@ -188,7 +186,14 @@ mod tests {
     #[test]
     fn batch_follows_the_contract() {
         let rows = vec![
-            CandidateRow { candidate_id: "a".into(), skill: "s".into(), setting: "games".into(), attempts: 1, finish: "eos".into(), ..Default::default() },
+            CandidateRow {
+                candidate_id: "a".into(),
+                skill: "s".into(),
+                setting: "games".into(),
+                attempts: 1,
+                finish: "eos".into(),
+                ..Default::default()
+            },
             CandidateRow {
                 candidate_id: "b".into(),
                 skill: "s".into(),

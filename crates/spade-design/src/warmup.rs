@@ -74,8 +74,7 @@ pub struct Split {
 /// or more items of a kind, at least one lands on each side.
 pub fn split(envs: &[MemoryEntry], docs: &[Document], seed: u64, fraction: f64) -> Split {
     let part = |ids: Vec<&str>, kind: &str| -> (Vec<usize>, Vec<usize>) {
-        let (mut train, mut held): (Vec<usize>, Vec<usize>) =
-            (0..ids.len()).partition(|&i| !held_out(seed, kind, ids[i], fraction));
+        let (mut train, mut held): (Vec<usize>, Vec<usize>) = (0..ids.len()).partition(|&i| !held_out(seed, kind, ids[i], fraction));
         if fraction > 0.0 && held.is_empty() && train.len() >= 2 {
             held.push(train.pop().expect("two or more"));
         }
@@ -97,11 +96,7 @@ pub fn pairs(envs: &[MemoryEntry], env_idx: &[usize], docs: &[Document], doc_idx
         let env = &envs[e];
         let skill = env.skill.as_deref().unwrap_or("");
         let wanted = skill_domains(skill);
-        let matching: Vec<usize> = doc_idx
-            .iter()
-            .copied()
-            .filter(|&d| docs[d].domain.as_deref().is_some_and(|dom| wanted.contains(&dom)))
-            .collect();
+        let matching: Vec<usize> = doc_idx.iter().copied().filter(|&d| docs[d].domain.as_deref().is_some_and(|dom| wanted.contains(&dom))).collect();
         let mut cands = if matching.is_empty() { doc_idx.to_vec() } else { matching };
         cands.sort_by_key(|&d| hash_hex(&["warmup-pair", &seed.to_string(), &env.env_id, &docs[d].doc_id]));
         let mut seen = BTreeSet::new();
@@ -164,7 +159,9 @@ mod tests {
     fn env(id: &str, skill: &str) -> MemoryEntry {
         MemoryEntry {
             env_id: id.into(),
-            code: format!("# skill: {skill}\n# hint: old\nimport random\n\nclass {id}Env:\n    def reset(self, seed=None):\n        return 'x', {{}}\n"),
+            code: format!(
+                "# skill: {skill}\n# hint: old\nimport random\n\nclass {id}Env:\n    def reset(self, seed=None):\n        return 'x', {{}}\n"
+            ),
             hint: Some("Think first.".into()),
             skill: Some(skill.into()),
             setting: Some("games".into()),

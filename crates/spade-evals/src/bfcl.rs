@@ -65,8 +65,8 @@ pub struct Episode {
 impl Episode {
     /// A new episode of `item` (a `bfcl-mt` item: its `meta.turns` holds the later turns).
     pub fn new(index: usize, sample: i32, item: &Item) -> anyhow::Result<Episode> {
-        let later_turns: Vec<Vec<Message>> = serde_json::from_value(item.meta["turns"].clone())
-            .map_err(|e| anyhow::anyhow!("{}: meta.turns: {e}", item.key()))?;
+        let later_turns: Vec<Vec<Message>> =
+            serde_json::from_value(item.meta["turns"].clone()).map_err(|e| anyhow::anyhow!("{}: meta.turns: {e}", item.key()))?;
         Ok(Episode {
             item: index,
             sample,
@@ -127,17 +127,11 @@ impl Episode {
         if self.end.is_some() {
             return;
         }
-        self.record(
-            reply,
-            json!({"reply": reply, "calls": out.calls, "results": out.results, "error": out.error}),
-        );
+        self.record(reply, json!({"reply": reply, "calls": out.calls, "results": out.results, "error": out.error}));
         match out.calls {
             Some(calls) if !calls.is_empty() => {
                 for r in &out.results {
-                    self.messages.push(Message {
-                        role: "tool".into(),
-                        content: r.clone(),
-                    });
+                    self.messages.push(Message { role: "tool".into(), content: r.clone() });
                 }
                 self.executed.push(calls);
                 self.steps_in_turn += 1;
@@ -161,10 +155,7 @@ impl Episode {
     /// One generated reply: the assistant message and its transcript step.
     fn record(&mut self, reply: &str, step: Value) {
         self.generations += 1;
-        self.messages.push(Message {
-            role: "assistant".into(),
-            content: reply.to_string(),
-        });
+        self.messages.push(Message { role: "assistant".into(), content: reply.to_string() });
         self.current.push(step);
     }
 
@@ -183,24 +174,13 @@ mod tests {
     use super::*;
 
     fn item(turns: usize) -> Item {
-        let later: Vec<Value> = (1..turns)
-            .map(|t| json!([{"role": "user", "content": format!("turn {t}")}]))
-            .collect();
+        let later: Vec<Value> = (1..turns).map(|t| json!([{"role": "user", "content": format!("turn {t}")}])).collect();
         Item {
             suite: "bfcl-mt".into(),
             family: "tool-use".into(),
             task: "multi_turn_base".into(),
             item_id: "multi_turn_base_0".into(),
-            prompt: vec![
-                Message {
-                    role: "system".into(),
-                    content: "functions".into(),
-                },
-                Message {
-                    role: "user".into(),
-                    content: "turn 0".into(),
-                },
-            ],
+            prompt: vec![Message { role: "system".into(), content: "functions".into() }, Message { role: "user".into(), content: "turn 0".into() }],
             answer: None,
             reference: None,
             meta: json!({"turns": later}),
@@ -208,35 +188,19 @@ mod tests {
     }
 
     fn calls(c: &[&str], results: &[&str]) -> StepOut {
-        StepOut {
-            calls: Some(c.iter().map(|s| s.to_string()).collect()),
-            results: results.iter().map(|s| s.to_string()).collect(),
-            error: None,
-        }
+        StepOut { calls: Some(c.iter().map(|s| s.to_string()).collect()), results: results.iter().map(|s| s.to_string()).collect(), error: None }
     }
 
     #[test]
     fn calls_continue_the_turn_and_a_reply_without_calls_ends_it() {
         let mut ep = Episode::new(0, 0, &item(2)).unwrap();
-        ep.advance(
-            "[cd(folder='a')]",
-            calls(&["cd(folder='a')"], &["None"]),
-            MAX_STEPS,
-        );
+        ep.advance("[cd(folder='a')]", calls(&["cd(folder='a')"], &["None"]), MAX_STEPS);
         assert!(!ep.is_done());
         assert_eq!(ep.messages().last().unwrap().role, "tool");
         ep.advance("done", StepOut::default(), MAX_STEPS);
         // Turn 1's user message follows.
         assert_eq!(ep.messages().last().unwrap().content, "turn 1");
-        ep.advance(
-            "oops(",
-            StepOut {
-                calls: None,
-                results: vec![],
-                error: Some("SyntaxError".into()),
-            },
-            MAX_STEPS,
-        );
+        ep.advance("oops(", StepOut { calls: None, results: vec![], error: Some("SyntaxError".into()) }, MAX_STEPS);
         assert_eq!(ep.end(), Some(&End::Done));
         assert_eq!(ep.executed(), &[vec!["cd(folder='a')".to_string()]]);
         let t: Vec<Vec<Value>> = serde_json::from_str(&ep.transcript()).unwrap();

@@ -13,6 +13,8 @@
 //! MATH-500), `aime24`, `aime25`, `bfcl-mt` (BFCL v4 multi-turn: episodes against the package's
 //! function backends, executed in the sandbox; see [`bfcl`]).
 
+#![forbid(unsafe_code)]
+
 pub mod bfcl;
 pub mod python;
 pub mod score;
@@ -38,21 +40,14 @@ pub const SUITES: &[&str] =
 /// scores between 10% and 60% (measured, README), so that a round's change can show; the
 /// answer is read from `<answer>` tags, else leniently (the last `\boxed{}`, the last number for
 /// numeric answers, the last line otherwise). Must match `RG_EASY` in the loader.
-pub const RG_EASY: &[&str] =
-    &["basic_arithmetic", "chain_sum", "products", "count_bits", "letter_counting", "gcd"];
+pub const RG_EASY: &[&str] = &["basic_arithmetic", "chain_sum", "products", "count_bits", "letter_counting", "gcd"];
 
 /// The fixed Reasoning-Gym task list per family (the paper's four families). Must match
 /// `RG_FAMILIES` in `python/load_items.py` (a unit test checks).
 pub const RG_TASKS: &[(&str, &[&str])] = &[
     ("math", &["basic_arithmetic", "chain_sum", "gcd", "lcm", "fraction_simplification", "simple_equations"]),
-    (
-        "algorithmic",
-        &["word_sorting", "number_sorting", "spell_backward", "letter_counting", "caesar_cipher", "base_conversion"],
-    ),
-    (
-        "cognition",
-        &["number_sequence", "color_cube_rotation", "rectangle_count", "modulo_grid", "figlet_font", "needle_haystack"],
-    ),
+    ("algorithmic", &["word_sorting", "number_sorting", "spell_backward", "letter_counting", "caesar_cipher", "base_conversion"]),
+    ("cognition", &["number_sequence", "color_cube_rotation", "rectangle_count", "modulo_grid", "figlet_font", "needle_haystack"]),
     ("logic", &["knights_knaves", "syllogism", "propositional_logic", "aiw", "self_reference", "circuit_logic"]),
 ];
 

@@ -36,10 +36,5 @@ pub fn site_paths(python: &Path) -> anyhow::Result<Vec<PathBuf>> {
         bail!("{}: cannot list its site-packages: {}", python.display(), String::from_utf8_lossy(&out.stderr).trim());
     }
     let list: Vec<String> = serde_json::from_slice(&out.stdout).context("site-packages list")?;
-    Ok(list
-        .into_iter()
-        .map(PathBuf::from)
-        .filter(|p| p.is_dir())
-        .map(|p| p.canonicalize().unwrap_or(p))
-        .collect())
+    Ok(list.into_iter().map(PathBuf::from).filter(|p| p.is_dir()).map(|p| p.canonicalize().unwrap_or(p)).collect())
 }

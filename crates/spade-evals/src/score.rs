@@ -98,20 +98,10 @@ impl Scorer {
         drop(f);
         std::fs::set_permissions(&launcher, std::fs::Permissions::from_mode(0o755))?;
         let start = |load: Duration, call: Duration, memory: u64| -> anyhow::Result<Sandbox> {
-            let limits = Limits {
-                load_timeout: load,
-                call_timeout: call,
-                memory_bytes: memory,
-                cpu_seconds: call.as_secs().max(1) + 30,
-                ..Limits::default()
-            };
-            Sandbox::new(SandboxConfig {
-                jobs: 1,
-                limits,
-                worker: Some(launcher.clone()),
-                ..SandboxConfig::default()
-            })
-            .context("starting the sandbox")
+            let limits =
+                Limits { load_timeout: load, call_timeout: call, memory_bytes: memory, cpu_seconds: call.as_secs().max(1) + 30, ..Limits::default() };
+            Sandbox::new(SandboxConfig { jobs: 1, limits, worker: Some(launcher.clone()), ..SandboxConfig::default() })
+                .context("starting the sandbox")
         };
         // run_function's deadline is load + call; score.py itself loads in milliseconds.
         let batch_sb = start(Duration::from_secs(30), cfg.batch_timeout, 4 << 30)?;
@@ -120,23 +110,24 @@ impl Scorer {
     }
 
     fn call(&self, sb: &Sandbox, reqs: &[&ScoreReq]) -> Result<Vec<ScoreOut>, String> {
-        let v = sb
-            .run_function(SCORE, "score_batch", &[json!(self.site), json!(reqs)], &json!({}))
-            .map_err(|e| {
-                tracing::debug!("sandbox scoring: {}: {}", e.status.as_str(), first_line(&e.message));
-                e.status.as_str().to_string()
-            })?;
+        let v = sb.run_function(SCORE, "score_batch", &[json!(self.site), json!(reqs)], &json!({})).map_err(|e| {
+            tracing::debug!("sandbox scoring: {}: {}", e.status.as_str(), first_line(&e.message));
+            e.status.as_str().to_string()
+        })?;
         let outs: Vec<ScoreOut> = serde_json::from_value(v).map_err(|e| format!("invalid_result: {e}"))?;
         if outs.len() != reqs.len() {
             return Err(format!("invalid_result: {} verdicts for {} answers", outs.len(), reqs.len()));
         }
-        Ok(outs.into_iter().map(|mut o| {
-            if !o.score.is_finite() {
-                o.score = 0.0;
-            }
-            o.score = o.score.clamp(0.0, 1.0);
-            o
-        }).collect())
+        Ok(outs
+            .into_iter()
+            .map(|mut o| {
+                if !o.score.is_finite() {
+                    o.score = 0.0;
+                }
+                o.score = o.score.clamp(0.0, 1.0);
+                o
+            })
+            .collect())
     }
 
     fn score_group(&self, reqs: &[&ScoreReq]) -> Vec<ScoreOut> {

@@ -6,6 +6,8 @@
 //! ([`Batch::column`]); compatible types (string views, narrower integers, …) are cast, a missing or
 //! mistyped column is an error naming the file, and every other column is carried through.
 
+#![forbid(unsafe_code)]
+
 mod read;
 mod write;
 
@@ -72,9 +74,7 @@ impl Format {
         match Path::new(path).extension().and_then(|e| e.to_str()) {
             Some("parquet") | Some("pq") => Ok(Format::Parquet),
             Some("jsonl") | Some("ndjson") | Some("json") => Ok(Format::Jsonl),
-            _ => Err(Error::Usage(format!(
-                "{path}: unknown table format (use a .parquet or .jsonl file, or - for JSONL on stdin/stdout)"
-            ))),
+            _ => Err(Error::Usage(format!("{path}: unknown table format (use a .parquet or .jsonl file, or - for JSONL on stdin/stdout)"))),
         }
     }
 }

@@ -72,10 +72,7 @@ pub fn expand_inputs<S: AsRef<str>>(args: &[S]) -> Result<Vec<Input>> {
                 Format::of(arg)?;
                 out.push(Input::File(p));
             } else {
-                return Err(Error::Io {
-                    path: arg.to_string(),
-                    source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
-                });
+                return Err(Error::Io { path: arg.to_string(), source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file") });
             }
         }
     }
@@ -128,12 +125,7 @@ impl Batch {
 
     /// An error about row `row` (within this batch) of column `column`.
     pub fn row_error(&self, row: usize, column: &str, msg: impl Into<String>) -> Error {
-        Error::Row {
-            path: self.origin.to_string(),
-            row: self.first_row + row + 1,
-            column: column.to_string(),
-            msg: msg.into(),
-        }
+        Error::Row { path: self.origin.to_string(), row: self.first_row + row + 1, column: column.to_string(), msg: msg.into() }
     }
 }
 
@@ -149,14 +141,14 @@ fn compatible(from: &DataType, want: &DataType) -> bool {
     }
     match want {
         Utf8 | LargeUtf8 | Utf8View => {
-            matches!(from, Utf8 | LargeUtf8 | Utf8View) || is_int(from) || matches!(from, Dictionary(_, v) if matches!(**v, Utf8 | LargeUtf8 | Utf8View))
+            matches!(from, Utf8 | LargeUtf8 | Utf8View)
+                || is_int(from)
+                || matches!(from, Dictionary(_, v) if matches!(**v, Utf8 | LargeUtf8 | Utf8View))
         }
         Int8 | Int16 | Int32 | Int64 | UInt8 | UInt16 | UInt32 | UInt64 => is_int(from),
         Float16 | Float32 | Float64 => is_int(from) || from.is_floating(),
         List(w) | LargeList(w) => match from {
-            List(f) | LargeList(f) | FixedSizeList(f, _) | ListView(f) | LargeListView(f) => {
-                compatible(f.data_type(), w.data_type())
-            }
+            List(f) | LargeList(f) | FixedSizeList(f, _) | ListView(f) | LargeListView(f) => compatible(f.data_type(), w.data_type()),
             _ => false,
         },
         _ => false,
@@ -263,9 +255,7 @@ impl TableReader {
         let origin = self.origin_of_first();
         for (name, want) in columns {
             match self.schema.field_with_name(name) {
-                Err(_) => {
-                    return Err(Error::Column { path: origin.clone(), column: name.to_string(), msg: "missing".into() })
-                }
+                Err(_) => return Err(Error::Column { path: origin.clone(), column: name.to_string(), msg: "missing".into() }),
                 Ok(f) if !compatible(f.data_type(), want) => {
                     return Err(Error::Column {
                         path: origin.clone(),
@@ -299,16 +289,11 @@ impl TableReader {
             .fields()
             .iter()
             .map(|f| match b.column_by_name(f.name()) {
-                Some(c) => conform(c, f.data_type()).map_err(|msg| Error::Column {
-                    path: origin.to_string(),
-                    column: f.name().to_string(),
-                    msg,
-                }),
+                Some(c) => conform(c, f.data_type()).map_err(|msg| Error::Column { path: origin.to_string(), column: f.name().to_string(), msg }),
                 None => Ok(new_null_array(f.data_type(), b.num_rows())),
             })
             .collect::<Result<Vec<_>>>()?;
-        RecordBatch::try_new(self.schema.clone(), cols)
-            .map_err(|e| Error::Format { path: origin.to_string(), msg: e.to_string() })
+        RecordBatch::try_new(self.schema.clone(), cols).map_err(|e| Error::Format { path: origin.to_string(), msg: e.to_string() })
     }
 
     fn next_raw(&mut self) -> Option<Result<(Arc<str>, RecordBatch, usize)>> {
@@ -323,9 +308,9 @@ impl TableReader {
             let (origin, src, row) = self.current.as_mut().unwrap();
             let origin = origin.clone();
             let got = match src {
-                Source::Parquet(r) => r.next().map(|b| {
-                    b.map_err(|e| Error::Format { path: origin.to_string(), msg: format!("invalid Parquet data: {e}") })
-                }),
+                Source::Parquet(r) => {
+                    r.next().map(|b| b.map_err(|e| Error::Format { path: origin.to_string(), msg: format!("invalid Parquet data: {e}") }))
+                }
                 Source::Jsonl { lines, schema, line } => read_jsonl_batch(&origin, lines, schema, line).transpose(),
             };
             match got {
@@ -422,11 +407,8 @@ fn open_input(input: Input) -> Result<Opened> {
 }
 
 fn parse_line(path: &str, line_no: usize, line: &str) -> Result<serde_json::Value> {
-    let v: serde_json::Value = serde_json::from_str(line).map_err(|e| Error::Line {
-        path: path.to_string(),
-        line: line_no,
-        msg: format!("invalid JSON: {e}"),
-    })?;
+    let v: serde_json::Value =
+        serde_json::from_str(line).map_err(|e| Error::Line { path: path.to_string(), line: line_no, msg: format!("invalid JSON: {e}") })?;
     if !v.is_object() {
         return Err(Error::Line { path: path.to_string(), line: line_no, msg: "expected a JSON object".into() });
     }
@@ -478,20 +460,12 @@ fn arrow_json_infer<I: Iterator<Item = std::result::Result<serde_json::Value, ar
 }
 
 fn decode(schema: &SchemaRef, values: &[serde_json::Value]) -> std::result::Result<Option<RecordBatch>, String> {
-    let mut d = arrow::json::ReaderBuilder::new(schema.clone())
-        .with_batch_size(values.len().max(1))
-        .build_decoder()
-        .map_err(|e| e.to_string())?;
+    let mut d = arrow::json::ReaderBuilder::new(schema.clone()).with_batch_size(values.len().max(1)).build_decoder().map_err(|e| e.to_string())?;
     d.serialize(values).map_err(|e| e.to_string())?;
     d.flush().map_err(|e| e.to_string())
 }
 
-fn read_jsonl_batch(
-    path: &str,
-    lines: &mut Box<dyn BufRead>,
-    schema: &SchemaRef,
-    line_no: &mut usize,
-) -> Result<Option<RecordBatch>> {
+fn read_jsonl_batch(path: &str, lines: &mut Box<dyn BufRead>, schema: &SchemaRef, line_no: &mut usize) -> Result<Option<RecordBatch>> {
     let mut values = Vec::with_capacity(BATCH_ROWS);
     let mut first_line = Vec::with_capacity(BATCH_ROWS);
     let mut buf = String::new();

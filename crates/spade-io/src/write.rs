@@ -111,8 +111,7 @@ impl TableWriter {
                     .set_key_value_metadata(Some(meta.key_values()))
                     .build();
                 Sink::Parquet(
-                    ArrowWriter::try_new(file, schema.clone(), Some(props))
-                        .map_err(|e| Error::Format { path: path.into(), msg: e.to_string() })?,
+                    ArrowWriter::try_new(file, schema.clone(), Some(props)).map_err(|e| Error::Format { path: path.into(), msg: e.to_string() })?,
                 )
             }
             Format::Jsonl => Sink::Jsonl(jsonl(BufWriter::new(file))),

@@ -35,15 +35,8 @@ fn prompt_ids(m: &Model, n: usize) -> Vec<u32> {
 }
 
 fn timed(m: &Model, repr: Repr, prompts: &[Vec<u32>], new: usize) -> f64 {
-    let reqs: Vec<GenerationRequest> =
-        prompts.iter().enumerate().map(|(i, p)| GenerationRequest { prompt: p.clone(), seed: i as u64 }).collect();
-    let params = SamplingParams {
-        temperature: 1.0,
-        max_new_tokens: new,
-        stop_on_eos: false,
-        max_batch: prompts.len(),
-        ..Default::default()
-    };
+    let reqs: Vec<GenerationRequest> = prompts.iter().enumerate().map(|(i, p)| GenerationRequest { prompt: p.clone(), seed: i as u64 }).collect();
+    let params = SamplingParams { temperature: 1.0, max_new_tokens: new, stop_on_eos: false, max_batch: prompts.len(), ..Default::default() };
     let t0 = Instant::now();
     let out = m.generate_repr(repr, &reqs, &params).unwrap();
     assert!(out.iter().all(|g| g.tokens.len() == new));
@@ -82,9 +75,7 @@ fn child(model: &Path) -> Value {
 }
 
 fn llama_python() -> Option<PathBuf> {
-    let p = std::env::var("SPADE_LLAMA_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| repo_root().join(".cache/llama-cpp-venv/bin/python"));
+    let p = std::env::var("SPADE_LLAMA_PYTHON").map(PathBuf::from).unwrap_or_else(|_| repo_root().join(".cache/llama-cpp-venv/bin/python"));
     p.exists().then_some(p)
 }
 
@@ -99,11 +90,8 @@ fn main() {
         eprintln!("bench: default model missing at {} (run scripts/fetch-model.sh)", model.display());
         std::process::exit(2);
     }
-    let threads: Vec<usize> = std::env::var("SPADE_BENCH_THREADS")
-        .unwrap_or_else(|_| "1,2".into())
-        .split(',')
-        .filter_map(|s| s.trim().parse().ok())
-        .collect();
+    let threads: Vec<usize> =
+        std::env::var("SPADE_BENCH_THREADS").unwrap_or_else(|_| "1,2".into()).split(',').filter_map(|s| s.trim().parse().ok()).collect();
     let exe = std::env::current_exe().unwrap();
     let tmp = std::env::temp_dir().join(format!("spade-bench-prompt-{}.json", std::process::id()));
     {

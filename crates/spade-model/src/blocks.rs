@@ -45,7 +45,13 @@ pub(crate) fn gemm(
 
 /// Panics unless every element a row-major `op(a)` `(m, k)`, `op(b)` `(k, n)` and `c` `(m, n)`
 /// reach with these leading dimensions lies inside buffers of these lengths.
-pub(crate) fn check_bounds((ta, tb): (bool, bool), (m, n, k): (usize, usize, usize), (a, lda): (usize, usize), (b, ldb): (usize, usize), (c, ldc): (usize, usize)) {
+pub(crate) fn check_bounds(
+    (ta, tb): (bool, bool),
+    (m, n, k): (usize, usize, usize),
+    (a, lda): (usize, usize),
+    (b, ldb): (usize, usize),
+    (c, ldc): (usize, usize),
+) {
     let need = |rows: usize, cols: usize, ld: usize| if rows == 0 || cols == 0 { 0 } else { (rows - 1) * ld + cols };
     let (ar, ac) = if ta { (k, m) } else { (m, k) };
     let (br, bc) = if tb { (n, k) } else { (k, n) };
@@ -78,12 +84,24 @@ fn gemm_crate(
     // `gemm` computes dst = alpha·dst + beta·lhs·rhs (its alpha and beta are swapped with BLAS's).
     unsafe {
         gemm::gemm(
-            m, n, k,
-            c.as_mut_ptr(), 1, ldc as isize, beta != 0.0,
-            a.as_ptr(), a_cs, a_rs,
-            b.as_ptr(), b_cs, b_rs,
-            beta, alpha,
-            false, false, false,
+            m,
+            n,
+            k,
+            c.as_mut_ptr(),
+            1,
+            ldc as isize,
+            beta != 0.0,
+            a.as_ptr(),
+            a_cs,
+            a_rs,
+            b.as_ptr(),
+            b_cs,
+            b_rs,
+            beta,
+            alpha,
+            false,
+            false,
+            false,
             par,
         )
     }
@@ -222,9 +240,7 @@ fn layer_tensors(l: &Layer) -> Option<Vec<Option<&Tensor>>> {
 
 /// Whether a layer can take the written-out path: dense f32 weights on the CPU, no q/k norms.
 pub(crate) fn supported(l: &Layer) -> bool {
-    l.q_norm.is_none()
-        && l.k_norm.is_none()
-        && layer_tensors(l).is_some_and(|ts| ts.iter().flatten().all(|t| crate::ops::fused(t)))
+    l.q_norm.is_none() && l.k_norm.is_none() && layer_tensors(l).is_some_and(|ts| ts.iter().flatten().all(|t| crate::ops::fused(t)))
 }
 
 /// The names of a layer's weights (after `model.layers.{i}.`), in [`layer_tensors`]' order.
@@ -266,9 +282,7 @@ fn with_f32<R>(ts: &[Option<&Tensor>], f: impl FnOnce(&[Option<&[f32]>]) -> Resu
     for g in &guards {
         sl.push(match g {
             Some((st, layout)) => {
-                let (a, b) = layout
-                    .contiguous_offsets()
-                    .ok_or_else(|| Error::Invalid("non-contiguous weight in the blockwise pass".into()))?;
+                let (a, b) = layout.contiguous_offsets().ok_or_else(|| Error::Invalid("non-contiguous weight in the blockwise pass".into()))?;
                 match &**st {
                     Storage::Cpu(c) => Some(&c.as_slice::<f32>()?[a..b]),
                     _ => return Err(Error::Invalid(format!("weight {:?} not on the CPU", layout.shape()))),
@@ -343,12 +357,7 @@ pub(crate) fn head_forward(
         let mut z = zeros(m * v);
         gemm((false, true), (m, v, d), 1.0, (&xn, d), (we, d), 0.0, (&mut z, v));
         let stats: Vec<(f32, f32)> = z.par_chunks(v).map(|row| crate::score::row_lse(row, t)).collect();
-        let lp = z
-            .chunks(v)
-            .zip(&targets)
-            .zip(&stats)
-            .map(|((row, &k), &(mx, lse))| (row[k as usize] - mx) / t - lse)
-            .collect();
+        let lp = z.chunks(v).zip(&targets).zip(&stats).map(|((row, &k), &(mx, lse))| (row[k as usize] - mx) / t - lse).collect();
         Ok((lp, Head { rows, targets, h, r, xn, z, stats, t }))
     })
 }
@@ -370,19 +379,17 @@ pub(crate) fn head_backward(
         let (wn, we) = (sl[0].expect("norm"), sl[1].expect("head"));
         let v = we.len() / d;
         // dz = coef / t · (onehot(target) − softmax(z / t)), in place of the logits.
-        z.par_chunks_mut(v).zip(targets.par_iter()).zip(stats.par_iter().zip(coef.par_iter())).for_each(
-            |((row, &k), (&(mx, lse), &c))| {
-                let c = c / t;
-                if c == 0.0 {
-                    row.iter_mut().for_each(|x| *x = 0.0);
-                    return;
-                }
-                for x in row.iter_mut() {
-                    *x = -c * ((*x - mx) / t - lse).exp();
-                }
-                row[k as usize] += c;
-            },
-        );
+        z.par_chunks_mut(v).zip(targets.par_iter()).zip(stats.par_iter().zip(coef.par_iter())).for_each(|((row, &k), (&(mx, lse), &c))| {
+            let c = c / t;
+            if c == 0.0 {
+                row.iter_mut().for_each(|x| *x = 0.0);
+                return;
+            }
+            for x in row.iter_mut() {
+                *x = -c * ((*x - mx) / t - lse).exp();
+            }
+            row[k as usize] += c;
+        });
         gemm((true, false), (v, d, m), 1.0, (&z, v), (&xn, d), 1.0, (d_head, d));
         let mut dxn = zeros(m * d);
         gemm((false, false), (m, d, v), 1.0, (&z, v), (we, d), 0.0, (&mut dxn, d));

@@ -53,12 +53,7 @@ impl ChatTemplate {
         // Deterministic on purpose: the same inputs always render the same prompt.
         env.add_function("strftime_now", |_fmt: String| -> String { "01 Jan 2025".to_string() });
         env.add_template_owned("chat", source.to_string())?;
-        Ok(ChatTemplate {
-            source: source.to_string(),
-            bos: bos.unwrap_or_default().to_string(),
-            eos: eos.unwrap_or_default().to_string(),
-            env,
-        })
+        Ok(ChatTemplate { source: source.to_string(), bos: bos.unwrap_or_default().to_string(), eos: eos.unwrap_or_default().to_string(), env })
     }
 
     /// The template's Jinja source.

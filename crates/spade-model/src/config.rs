@@ -124,10 +124,7 @@ impl ModelConfig {
         {
             Ok(Family::Llama)
         } else {
-            Err(model_err(format!(
-                "unsupported model_type {:?} (supported: llama, mistral, qwen2, qwen3)",
-                self.model_type
-            )))
+            Err(model_err(format!("unsupported model_type {:?} (supported: llama, mistral, qwen2, qwen3)", self.model_type)))
         }
     }
 
@@ -181,8 +178,7 @@ impl ModelConfig {
     /// Rotary inverse frequencies (length head_dim/2), with Llama 3 scaling when configured.
     pub fn inv_freq(&self) -> Vec<f32> {
         let hd = self.head_dim();
-        let mut inv: Vec<f64> =
-            (0..hd / 2).map(|i| 1.0 / self.rope_theta.powf(2.0 * i as f64 / hd as f64)).collect();
+        let mut inv: Vec<f64> = (0..hd / 2).map(|i| 1.0 / self.rope_theta.powf(2.0 * i as f64 / hd as f64)).collect();
         if let Some(s) = &self.rope_scaling {
             if s.rope_type.as_deref() == Some("llama3") {
                 let factor = s.factor.unwrap_or(8.0);

@@ -35,15 +35,7 @@ pub struct SamplingParams {
 
 impl Default for SamplingParams {
     fn default() -> Self {
-        SamplingParams {
-            temperature: 1.0,
-            top_p: 1.0,
-            top_k: 0,
-            max_new_tokens: 256,
-            stop: Vec::new(),
-            stop_on_eos: true,
-            max_batch: 32,
-        }
+        SamplingParams { temperature: 1.0, top_p: 1.0, top_k: 0, max_new_tokens: 256, stop: Vec::new(), stop_on_eos: true, max_batch: 32 }
     }
 }
 
@@ -113,12 +105,7 @@ impl Model {
     }
 
     /// Generate in a chosen representation (F32 gives log-probs equal to the trainer's).
-    pub fn generate_repr(
-        &self,
-        repr: Repr,
-        requests: &[GenerationRequest],
-        params: &SamplingParams,
-    ) -> Result<Vec<Generation>> {
+    pub fn generate_repr(&self, repr: Repr, requests: &[GenerationRequest], params: &SamplingParams) -> Result<Vec<Generation>> {
         if !(params.temperature >= 0.0) || !(params.top_p > 0.0) {
             return Err(Error::Invalid("temperature must be ≥ 0 and top_p > 0".into()));
         }
@@ -129,12 +116,7 @@ impl Model {
         Ok(out)
     }
 
-    fn generate_chunk(
-        &self,
-        repr: Repr,
-        reqs: &[GenerationRequest],
-        params: &SamplingParams,
-    ) -> Result<Vec<Generation>> {
+    fn generate_chunk(&self, repr: Repr, reqs: &[GenerationRequest], params: &SamplingParams) -> Result<Vec<Generation>> {
         let st = self.stack(repr, false)?;
         let ctx = self.context_length();
         let mut states: Vec<SeqState> = reqs
@@ -285,9 +267,7 @@ pub(crate) fn sample(logits: &[f32], p: &SamplingParams, rng: &mut ChaCha8Rng) -
     } else {
         // The k (or nucleus) most likely tokens, found by partial selection: O(n) per step.
         let mut order: Vec<u32> = (0..n as u32).collect();
-        let desc = |a: &u32, b: &u32| {
-            logits[*b as usize].partial_cmp(&logits[*a as usize]).unwrap_or(std::cmp::Ordering::Equal).then(a.cmp(b))
-        };
+        let desc = |a: &u32, b: &u32| logits[*b as usize].partial_cmp(&logits[*a as usize]).unwrap_or(std::cmp::Ordering::Equal).then(a.cmp(b));
         let mut width = k.min(64);
         let cands: Vec<u32> = loop {
             let w = width.min(k);

@@ -28,10 +28,7 @@ pub fn load(path: &Path, device: &Device) -> Result<Model> {
     } else if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("gguf")) {
         load_gguf(path, device)
     } else {
-        Err(model_err(format!(
-            "{}: expected a .gguf file or a folder with config.json",
-            path.display()
-        )))
+        Err(model_err(format!("{}: expected a .gguf file or a folder with config.json", path.display())))
     }
 }
 
@@ -65,10 +62,7 @@ fn md_str<'a>(md: &'a HashMap<String, gguf_file::Value>, key: &str) -> Option<&'
 
 fn md_strings(md: &HashMap<String, gguf_file::Value>, key: &str) -> Result<Vec<String>> {
     let v = md.get(key).ok_or_else(|| model_err(format!("GGUF metadata lacks {key}")))?;
-    v.to_vec()?
-        .iter()
-        .map(|x| x.to_string().cloned().map_err(Error::from))
-        .collect()
+    v.to_vec()?.iter().map(|x| x.to_string().cloned().map_err(Error::from)).collect()
 }
 
 /// Map a GGUF tensor name to its Hugging Face name.
@@ -107,11 +101,7 @@ pub fn unpermute_qk(t: &Tensor, heads: usize) -> Result<Tensor> {
     let out = dims[0];
     let hd = out / heads;
     let rest: usize = dims[1..].iter().product();
-    let y = t
-        .reshape((heads, hd / 2, 2, rest))?
-        .transpose(1, 2)?
-        .contiguous()?
-        .reshape(dims)?;
+    let y = t.reshape((heads, hd / 2, 2, rest))?.transpose(1, 2)?.contiguous()?.reshape(dims)?;
     Ok(y)
 }
 
@@ -128,8 +118,7 @@ pub fn permute_qk(t: &Tensor, heads: usize) -> Result<Tensor> {
 /// chat template from `tokenizer.chat_template`.
 pub fn load_gguf(path: &Path, device: &Device) -> Result<Model> {
     let mut file = fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    let content = gguf_file::Content::read(&mut file)
-        .map_err(|e| model_err(format!("{}: {e}", path.display())))?;
+    let content = gguf_file::Content::read(&mut file).map_err(|e| model_err(format!("{}: {e}", path.display())))?;
     let md = &content.metadata;
     let arch = md_str(md, "general.architecture").unwrap_or("llama").to_string();
     let family = match arch.as_str() {
@@ -139,9 +128,7 @@ pub fn load_gguf(path: &Path, device: &Device) -> Result<Model> {
         a => return Err(model_err(format!("{}: GGUF architecture {a:?} not supported", path.display()))),
     };
     let key = |k: &str| format!("{arch}.{k}");
-    let need = |k: &str| {
-        md_usize(md, &key(k)).ok_or_else(|| model_err(format!("GGUF metadata lacks {}", key(k))))
-    };
+    let need = |k: &str| md_usize(md, &key(k)).ok_or_else(|| model_err(format!("GGUF metadata lacks {}", key(k))));
     let tokens = md_strings(md, "tokenizer.ggml.tokens")?;
     let hidden = need("embedding_length")?;
     let heads = need("attention.head_count")?;
@@ -216,11 +203,7 @@ pub fn load_gguf(path: &Path, device: &Device) -> Result<Model> {
 }
 
 fn template_end_ids(template: &str, tok: &Tokenizer) -> Vec<u32> {
-    END_OF_TURN
-        .iter()
-        .filter(|t| template.contains(*t))
-        .filter_map(|t| tok.token_to_id(t))
-        .collect()
+    END_OF_TURN.iter().filter(|t| template.contains(*t)).filter_map(|t| tok.token_to_id(t)).collect()
 }
 
 fn read_json(path: &Path) -> Result<serde_json::Value> {
@@ -251,10 +234,7 @@ pub fn safetensors_files(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut files: Vec<PathBuf> = fs::read_dir(dir)
         .map_err(|e| Error::io(dir, e))?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.extension().is_some_and(|e| e == "safetensors")
-                && p.file_name().is_some_and(|n| n != "optimizer.safetensors")
-        })
+        .filter(|p| p.extension().is_some_and(|e| e == "safetensors") && p.file_name().is_some_and(|n| n != "optimizer.safetensors"))
         .collect();
     files.sort();
     if files.is_empty() {
@@ -273,11 +253,9 @@ fn hf_chat_template(dir: &Path, tok_cfg: Option<&serde_json::Value>) -> Result<O
     let from_value = |v: &serde_json::Value| -> Option<String> {
         match v {
             serde_json::Value::String(s) => Some(s.clone()),
-            serde_json::Value::Array(items) => items
-                .iter()
-                .find(|i| i["name"] == "default")
-                .or_else(|| items.first())
-                .and_then(|i| i["template"].as_str().map(String::from)),
+            serde_json::Value::Array(items) => {
+                items.iter().find(|i| i["name"] == "default").or_else(|| items.first()).and_then(|i| i["template"].as_str().map(String::from))
+            }
             _ => None,
         }
     };
@@ -307,8 +285,7 @@ pub fn load_hf_folder(dir: &Path, device: &Device) -> Result<Model> {
 
     let mut tensors = HashMap::new();
     for f in safetensors_files(dir)? {
-        let part = candle_core::safetensors::load(&f, &Device::Cpu)
-            .map_err(|e| model_err(format!("{}: {e}", f.display())))?;
+        let part = candle_core::safetensors::load(&f, &Device::Cpu).map_err(|e| model_err(format!("{}: {e}", f.display())))?;
         tensors.extend(part);
     }
     let weights = Weights::from_tensors(&cfg, tensors, device)?;

@@ -415,9 +415,7 @@ impl Model {
             (Repr::F32, _) => Ok(&self.frozen),
             (r, _) if grad => Err(Error::Invalid(format!("representation {r} has no gradient; train in f32"))),
             (r, Some((fr, s))) if *fr == r => Ok(s),
-            (r, _) => Err(Error::Invalid(format!(
-                "representation {r} not built; call set_inference_repr first"
-            ))),
+            (r, _) => Err(Error::Invalid(format!("representation {r} not built; call set_inference_repr first"))),
         }
     }
 
@@ -440,12 +438,7 @@ impl Model {
     }
 
     /// [`Model::forward`] in a chosen representation.
-    pub fn forward_repr(
-        &self,
-        repr: Repr,
-        input_ids: &Tensor,
-        attention_mask: Option<&Tensor>,
-    ) -> Result<Tensor> {
+    pub fn forward_repr(&self, repr: Repr, input_ids: &Tensor, attention_mask: Option<&Tensor>) -> Result<Tensor> {
         let (b, s) = input_ids.dims2()?;
         let valid: Vec<Vec<u8>> = match attention_mask {
             Some(m) => m.to_dtype(DType::U8)?.to_vec2::<u8>()?,
@@ -685,7 +678,8 @@ mod tests {
         }
         assert_eq!(c.len(), 7);
         c.select_rows(&[1]).unwrap();
-        let (ck, _) = c.append(0, &Tensor::zeros((1, 3, 1, 4), DType::F32, &dev).unwrap(), &Tensor::zeros((1, 3, 1, 4), DType::F32, &dev).unwrap()).unwrap();
+        let (ck, _) =
+            c.append(0, &Tensor::zeros((1, 3, 1, 4), DType::F32, &dev).unwrap(), &Tensor::zeros((1, 3, 1, 4), DType::F32, &dev).unwrap()).unwrap();
         let want = Tensor::cat(&all_k, 2).unwrap().get(1).unwrap();
         let d = (ck.get(0).unwrap().narrow(1, 0, 7).unwrap() - want).unwrap().abs().unwrap().sum_all().unwrap().to_scalar::<f32>().unwrap();
         assert_eq!(d, 0.0);

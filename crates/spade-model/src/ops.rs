@@ -294,14 +294,12 @@ impl CustomOp3 for SwiGluGrad {
         let mut out = vec![0f32; g.len()];
         const CHUNK: usize = 1 << 14;
         let wrt_gate = self.wrt_gate;
-        out.par_chunks_mut(CHUNK).zip(g.par_chunks(CHUNK).zip(u.par_chunks(CHUNK)).zip(r.par_chunks(CHUNK))).for_each(
-            |(o, ((g, u), r))| {
-                for (((o, &g), &u), &r) in o.iter_mut().zip(g).zip(u).zip(r) {
-                    let s = sigmoid(g);
-                    *o = if wrt_gate { r * u * s * (1.0 + g * (1.0 - s)) } else { r * g * s };
-                }
-            },
-        );
+        out.par_chunks_mut(CHUNK).zip(g.par_chunks(CHUNK).zip(u.par_chunks(CHUNK)).zip(r.par_chunks(CHUNK))).for_each(|(o, ((g, u), r))| {
+            for (((o, &g), &u), &r) in o.iter_mut().zip(g).zip(u).zip(r) {
+                let s = sigmoid(g);
+                *o = if wrt_gate { r * u * s * (1.0 + g * (1.0 - s)) } else { r * g * s };
+            }
+        });
         Ok((CpuStorage::F32(out), l1.shape().clone()))
     }
 }

@@ -38,10 +38,9 @@ pub fn parse_device(s: &str) -> Result<Device> {
     }
     let ord = match s.strip_prefix("cuda") {
         Some("") => 0,
-        Some(rest) => rest
-            .strip_prefix(':')
-            .and_then(|n| n.parse::<usize>().ok())
-            .ok_or_else(|| Error::Invalid(format!("bad device {s:?} (cpu | cuda:N)")))?,
+        Some(rest) => {
+            rest.strip_prefix(':').and_then(|n| n.parse::<usize>().ok()).ok_or_else(|| Error::Invalid(format!("bad device {s:?} (cpu | cuda:N)")))?
+        }
         None => return Err(Error::Invalid(format!("bad device {s:?} (cpu | cuda:N)"))),
     };
     Ok(Device::new_cuda(ord).map_err(|e| Error::Invalid(format!("device cuda:{ord}: {e}")))?)
@@ -144,7 +143,8 @@ mod tests {
 
     #[test]
     fn flags_parse() {
-        let c = Cli::try_parse_from(["x", "--model", "m.gguf", "--device", "cpu", "--threads", "2", "--temperature", "0.6", "--repr", "f32"]).unwrap();
+        let c =
+            Cli::try_parse_from(["x", "--model", "m.gguf", "--device", "cpu", "--threads", "2", "--temperature", "0.6", "--repr", "f32"]).unwrap();
         assert_eq!(c.model.model_path(), PathBuf::from("m.gguf"));
         assert_eq!((c.model.threads, c.model.temperature, c.model.repr), (Some(2), 0.6, Repr::F32));
         assert!(c.model.device().unwrap().is_cpu());

@@ -126,19 +126,17 @@ impl CustomOp2 for TargetLogprobGrad {
         let g = f32_slice(s2, l2, self.name())?;
         let t = self.t;
         let mut out = vec![0f32; n * v];
-        out.par_chunks_mut(v).zip(z.par_chunks(v)).zip(self.targets.par_iter()).zip(g.par_iter()).for_each(
-            |(((o, row), &k), &gi)| {
-                let c = gi / t;
-                if c == 0.0 {
-                    return;
-                }
-                let (m, log_sum) = row_lse(row, t);
-                for (oj, &x) in o.iter_mut().zip(row) {
-                    *oj = -c * ((x - m) / t - log_sum).exp();
-                }
-                o[k as usize] += c;
-            },
-        );
+        out.par_chunks_mut(v).zip(z.par_chunks(v)).zip(self.targets.par_iter()).zip(g.par_iter()).for_each(|(((o, row), &k), &gi)| {
+            let c = gi / t;
+            if c == 0.0 {
+                return;
+            }
+            let (m, log_sum) = row_lse(row, t);
+            for (oj, &x) in o.iter_mut().zip(row) {
+                *oj = -c * ((x - m) / t - log_sum).exp();
+            }
+            o[k as usize] += c;
+        });
         Ok((CpuStorage::F32(out), Shape::from((n, v))))
     }
 }
@@ -431,7 +429,15 @@ impl Model {
 
     /// The written-out forward: log-probs `(b, s)` of the needed tokens, and with `keep` (a byte
     /// budget for kept activations) the tape of a blockwise backward.
-    fn blocks_forward(&self, st: &Stack, batch: &Batch, shared: blocks::Shared, t: f64, needed: Needed, keep: Option<usize>) -> Result<(Tensor, Option<Tape>)> {
+    fn blocks_forward(
+        &self,
+        st: &Stack,
+        batch: &Batch,
+        shared: blocks::Shared,
+        t: f64,
+        needed: Needed,
+        keep: Option<usize>,
+    ) -> Result<(Tensor, Option<Tape>)> {
         let dims = shared.dims;
         let (b, s) = (dims.b, dims.s);
         let mut x = self.embed(st, &batch.input_ids)?.flatten_all()?.to_vec1::<f32>()?;
@@ -545,15 +551,10 @@ impl Model {
         if pairs.iter().any(|(p, _)| p.is_empty()) {
             return Err(Error::Invalid("scoring needs at least one prompt token".into()));
         }
-        let seqs: Vec<Vec<u32>> =
-            pairs.iter().map(|(p, c)| p.iter().chain(c).copied().collect()).collect();
+        let seqs: Vec<Vec<u32>> = pairs.iter().map(|(p, c)| p.iter().chain(c).copied().collect()).collect();
         let needed: Vec<Vec<bool>> = pairs.iter().map(|(p, c)| (0..p.len() + c.len()).map(|j| j >= p.len()).collect()).collect();
         let lp = self.token_logprobs_no_grad(&seqs, temperature, Some(&needed))?;
-        Ok(pairs
-            .iter()
-            .zip(lp)
-            .map(|((p, c), row)| row[p.len()..p.len() + c.len()].to_vec())
-            .collect())
+        Ok(pairs.iter().zip(lp).map(|((p, c), row)| row[p.len()..p.len() + c.len()].to_vec()).collect())
     }
 }
 
@@ -595,11 +596,8 @@ mod tests {
     #[test]
     fn written_out_blocks_equal_the_autograd_graph() {
         let m = crate::tiny::tiny_model(5, crate::tiny::TinySpec::default(), &Device::Cpu).unwrap();
-        let seqs: Vec<Vec<u32>> = [300usize, 170, 129]
-            .iter()
-            .enumerate()
-            .map(|(r, &n)| (0..n).map(|j| 3 + ((j * 7919 + r * 131) % 250) as u32).collect())
-            .collect();
+        let seqs: Vec<Vec<u32>> =
+            [300usize, 170, 129].iter().enumerate().map(|(r, &n)| (0..n).map(|j| 3 + ((j * 7919 + r * 131) % 250) as u32).collect()).collect();
         let needed: Vec<Vec<bool>> = seqs.iter().map(|q| (0..q.len()).map(|j| j % 3 != 0).collect()).collect();
         let (b, s) = (seqs.len(), 300);
         let coef: Vec<f32> = (0..b * s).map(|k| ((k * 37 % 11) as f32 - 5.0) / 7.0).collect();

@@ -47,9 +47,7 @@ impl FromStr for ServerSpec {
     type Err = String;
     fn from_str(s: &str) -> std::result::Result<Self, String> {
         let s = s.strip_prefix("openai:").unwrap_or(s);
-        let (url, model) = s
-            .rsplit_once('#')
-            .ok_or_else(|| format!("{s:?}: expected BASE_URL#MODEL, e.g. http://127.0.0.1:8000/v1#smollm2"))?;
+        let (url, model) = s.rsplit_once('#').ok_or_else(|| format!("{s:?}: expected BASE_URL#MODEL, e.g. http://127.0.0.1:8000/v1#smollm2"))?;
         if !(url.starts_with("http://") || url.starts_with("https://")) {
             return Err(format!("{url:?}: the server URL must start with http:// or https://"));
         }
@@ -146,16 +144,11 @@ impl Server {
             .http_status_as_error(false)
             .build()
             .into();
-        let server =
-            Server { spec, agent, concurrency: args.server_concurrency.max(1), retries: args.server_retries, strings: OnceLock::new() };
+        let server = Server { spec, agent, concurrency: args.server_concurrency.max(1), retries: args.server_retries, strings: OnceLock::new() };
         let models = server.call("models", None)?;
-        let ids: Vec<&str> =
-            models.get("data").and_then(Value::as_array).into_iter().flatten().filter_map(|m| m.get("id")?.as_str()).collect();
+        let ids: Vec<&str> = models.get("data").and_then(Value::as_array).into_iter().flatten().filter_map(|m| m.get("id")?.as_str()).collect();
         if !ids.is_empty() && !ids.contains(&server.spec.model.as_str()) {
-            return Err(Error::Server(format!(
-                "{}: serves {ids:?}, not {:?} (the name after '#')",
-                server.spec.base_url, server.spec.model
-            )));
+            return Err(Error::Server(format!("{}: serves {ids:?}, not {:?} (the name after '#')", server.spec.base_url, server.spec.model)));
         }
         Ok(server)
     }
@@ -269,9 +262,10 @@ impl Server {
     /// The generation a completions reply describes.
     fn parse(&self, model: &Model, reply: &Value, params: &SamplingParams) -> Result<Generation> {
         let choice = reply.pointer("/choices/0").ok_or_else(|| Error::Server("reply has no choices".into()))?;
-        let lp = choice.get("logprobs").filter(|v| !v.is_null()).ok_or_else(|| {
-            Error::Server("reply has no log-probs (the server must support `logprobs` on completions)".into())
-        })?;
+        let lp = choice
+            .get("logprobs")
+            .filter(|v| !v.is_null())
+            .ok_or_else(|| Error::Server("reply has no log-probs (the server must support `logprobs` on completions)".into()))?;
         let (tokens, logprobs) = if let Some(content) = lp.get("content").and_then(Value::as_array) {
             // llama.cpp: [{id, token, logprob, …}]
             let mut t = Vec::with_capacity(content.len());
@@ -370,7 +364,14 @@ pub struct LocalServer {
 impl LocalServer {
     /// Start `bin` on `gguf` with `slots` parallel sequences of `ctx_per_slot` tokens each and
     /// `threads` threads, and wait (up to 2 min) until it answers.
-    pub fn start(bin: &std::path::Path, gguf: &std::path::Path, alias: &str, slots: usize, ctx_per_slot: usize, threads: usize) -> Result<LocalServer> {
+    pub fn start(
+        bin: &std::path::Path,
+        gguf: &std::path::Path,
+        alias: &str,
+        slots: usize,
+        ctx_per_slot: usize,
+        threads: usize,
+    ) -> Result<LocalServer> {
         use std::io::BufRead;
         let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map_err(|e| Error::io("127.0.0.1:0", e))?.port();
         let mut child = std::process::Command::new(bin)

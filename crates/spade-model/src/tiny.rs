@@ -65,10 +65,7 @@ pub fn tiny_tokenizer() -> Result<Tokenizer> {
     }
     let bpe = BPE::builder().vocab_and_merges(vocab, merges).build().map_err(|e| Error::Tokenizer(e.to_string()))?;
     let mut inner = tokenizers::Tokenizer::new(bpe);
-    inner.with_pre_tokenizer(Some(Sequence::new(vec![
-        Digits::new(true).into(),
-        ByteLevel::new(false, true, true).into(),
-    ])));
+    inner.with_pre_tokenizer(Some(Sequence::new(vec![Digits::new(true).into(), ByteLevel::new(false, true, true).into()])));
     inner.with_decoder(Some(ByteLevelDecoder::default()));
     let specials: Vec<AddedToken> = TINY_SPECIALS.iter().map(|s| AddedToken::from(s.to_string(), true)).collect();
     inner.add_special_tokens(&specials);
@@ -79,16 +76,8 @@ pub fn tiny_tokenizer() -> Result<Tokenizer> {
 pub fn tiny_model(seed: u64, spec: TinySpec, device: &Device) -> Result<Model> {
     let tokenizer = tiny_tokenizer()?;
     let head_dim = spec.hidden / spec.heads;
-    let mut cfg = ModelConfig::new(
-        spec.family,
-        tokenizer.vocab_size(),
-        spec.hidden,
-        spec.intermediate,
-        spec.layers,
-        spec.heads,
-        spec.kv_heads,
-        head_dim,
-    );
+    let mut cfg =
+        ModelConfig::new(spec.family, tokenizer.vocab_size(), spec.hidden, spec.intermediate, spec.layers, spec.heads, spec.kv_heads, head_dim);
     cfg.max_position_embeddings = 1024;
     cfg.bos_token_id = Some(1);
     cfg.eos_token_id = Some(TokenIds::One(2));

@@ -37,19 +37,13 @@ pub struct GgufVocab {
 
 impl Tokenizer {
     /// Wrap a `tokenizers` tokenizer with the names of its special tokens.
-    pub fn new(
-        inner: tokenizers::Tokenizer,
-        bos: Option<String>,
-        eos: Option<String>,
-        pad: Option<String>,
-    ) -> Self {
+    pub fn new(inner: tokenizers::Tokenizer, bos: Option<String>, eos: Option<String>, pad: Option<String>) -> Self {
         Tokenizer { inner, bos, eos, pad }
     }
 
     /// Load `tokenizer.json`; special token names come from `tokenizer_config.json` (optional).
     pub fn from_files(tokenizer_json: &Path, tokenizer_config: Option<&serde_json::Value>) -> Result<Self> {
-        let inner = tokenizers::Tokenizer::from_file(tokenizer_json)
-            .map_err(|e| Error::Tokenizer(format!("{}: {e}", tokenizer_json.display())))?;
+        let inner = tokenizers::Tokenizer::from_file(tokenizer_json).map_err(|e| Error::Tokenizer(format!("{}: {e}", tokenizer_json.display())))?;
         let name = |key: &str| -> Option<String> {
             let v = tokenizer_config?.get(key)?;
             match v {
@@ -66,10 +60,7 @@ impl Tokenizer {
     /// as special tokens. This reproduces llama.cpp's ids for SmolLM2 (`pre = smollm`).
     pub fn from_gguf(v: &GgufVocab) -> Result<Self> {
         if v.model != "gpt2" {
-            return Err(model_err(format!(
-                "GGUF tokenizer model {:?} is not supported (only byte-level BPE, `gpt2`)",
-                v.model
-            )));
+            return Err(model_err(format!("GGUF tokenizer model {:?} is not supported (only byte-level BPE, `gpt2`)", v.model)));
         }
         let vocab: Vocab = v.tokens.iter().enumerate().map(|(i, t)| (t.clone(), i as u32)).collect();
         let merges: Vec<(String, String)> = v
@@ -82,10 +73,7 @@ impl Tokenizer {
                 (a, b)
             })
             .collect();
-        let bpe = BPE::builder()
-            .vocab_and_merges(vocab, merges)
-            .build()
-            .map_err(|e| Error::Tokenizer(e.to_string()))?;
+        let bpe = BPE::builder().vocab_and_merges(vocab, merges).build().map_err(|e| Error::Tokenizer(e.to_string()))?;
         let mut inner = tokenizers::Tokenizer::new(bpe);
         // llama.cpp's `smollm` pre-tokenizer: single digits, then the GPT-2 regex on bytes.
         // Other gpt2-style `pre` values (e.g. qwen2, llama-bpe) use different regexes; they are
@@ -93,17 +81,11 @@ impl Tokenizer {
         if !matches!(v.pre.as_deref(), None | Some("smollm") | Some("default") | Some("gpt2")) {
             tracing::warn!(pre = ?v.pre, "GGUF pre-tokenizer approximated by digits + GPT-2 byte level");
         }
-        let pre: Vec<tokenizers::PreTokenizerWrapper> =
-            vec![Digits::new(true).into(), ByteLevel::new(false, true, true).into()];
+        let pre: Vec<tokenizers::PreTokenizerWrapper> = vec![Digits::new(true).into(), ByteLevel::new(false, true, true).into()];
         inner.with_pre_tokenizer(Some(Sequence::new(pre)));
         inner.with_decoder(Some(ByteLevelDecoder::default()));
-        let specials: Vec<AddedToken> = v
-            .tokens
-            .iter()
-            .zip(v.token_types.iter())
-            .filter(|(_, &t)| t == 3 || t == 4)
-            .map(|(s, _)| AddedToken::from(s.clone(), true))
-            .collect();
+        let specials: Vec<AddedToken> =
+            v.tokens.iter().zip(v.token_types.iter()).filter(|(_, &t)| t == 3 || t == 4).map(|(s, _)| AddedToken::from(s.clone(), true)).collect();
         inner.add_special_tokens(&specials);
         let name = |id: Option<u32>| id.and_then(|i| v.tokens.get(i as usize).cloned());
         let bos = name(v.bos);
@@ -168,11 +150,7 @@ impl Tokenizer {
     }
     /// The padding id: the pad token, else EOS, else 0 (padded positions are masked anyway).
     pub fn pad_id(&self) -> u32 {
-        self.pad
-            .as_deref()
-            .and_then(|t| self.token_to_id(t))
-            .or_else(|| self.eos_id())
-            .unwrap_or(0)
+        self.pad.as_deref().and_then(|t| self.token_to_id(t)).or_else(|| self.eos_id()).unwrap_or(0)
     }
 
     /// Write `tokenizer.json`.
@@ -182,13 +160,8 @@ impl Tokenizer {
 
     /// The added tokens marked special, as (id, content), sorted by id.
     pub fn special_tokens(&self) -> Vec<(u32, String)> {
-        let mut v: Vec<(u32, String)> = self
-            .inner
-            .get_added_tokens_decoder()
-            .into_iter()
-            .filter(|(_, t)| t.special)
-            .map(|(id, t)| (id, t.content))
-            .collect();
+        let mut v: Vec<(u32, String)> =
+            self.inner.get_added_tokens_decoder().into_iter().filter(|(_, t)| t.special).map(|(id, t)| (id, t.content)).collect();
         v.sort();
         v
     }
@@ -196,10 +169,6 @@ impl Tokenizer {
 
 impl std::fmt::Debug for Tokenizer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Tokenizer")
-            .field("vocab_size", &self.vocab_size())
-            .field("bos", &self.bos)
-            .field("eos", &self.eos)
-            .finish()
+        f.debug_struct("Tokenizer").field("vocab_size", &self.vocab_size()).field("bos", &self.bos).field("eos", &self.eos).finish()
     }
 }

@@ -27,14 +27,8 @@ pub(crate) fn layer_name(i: usize, suffix: &str) -> String {
 
 /// Every tensor name the config requires, with its shape.
 pub fn expected_shapes(cfg: &ModelConfig) -> Vec<(String, Vec<usize>)> {
-    let (h, hd, nh, nkv, ff, v) = (
-        cfg.hidden_size,
-        cfg.head_dim(),
-        cfg.num_attention_heads,
-        cfg.num_kv_heads(),
-        cfg.intermediate_size,
-        cfg.vocab_size,
-    );
+    let (h, hd, nh, nkv, ff, v) =
+        (cfg.hidden_size, cfg.head_dim(), cfg.num_attention_heads, cfg.num_kv_heads(), cfg.intermediate_size, cfg.vocab_size);
     let mut out = vec![("model.embed_tokens.weight".to_string(), vec![v, h])];
     for i in 0..cfg.num_hidden_layers {
         let n = |s: &str| layer_name(i, s);
@@ -71,22 +65,12 @@ impl Weights {
     /// Take the tensors the config needs from a name → tensor map (checking every shape),
     /// converting to f32 on `device`. Extra tensors (e.g. `lm_head.weight` of a tied model,
     /// rotary caches) are ignored.
-    pub fn from_tensors(
-        cfg: &ModelConfig,
-        mut tensors: HashMap<String, Tensor>,
-        device: &Device,
-    ) -> Result<Self> {
+    pub fn from_tensors(cfg: &ModelConfig, mut tensors: HashMap<String, Tensor>, device: &Device) -> Result<Self> {
         let mut vars = BTreeMap::new();
         for (name, shape) in expected_shapes(cfg) {
-            let t = tensors
-                .remove(&name)
-                .ok_or_else(|| model_err(format!("missing tensor {name}")))?;
+            let t = tensors.remove(&name).ok_or_else(|| model_err(format!("missing tensor {name}")))?;
             if t.dims() != shape.as_slice() {
-                return Err(model_err(format!(
-                    "tensor {name}: shape {:?}, expected {:?}",
-                    t.dims(),
-                    shape
-                )));
+                return Err(model_err(format!("tensor {name}: shape {:?}, expected {:?}", t.dims(), shape)));
             }
             let t = t.to_dtype(DType::F32)?.to_device(device)?;
             vars.insert(name, Var::from_tensor(&t)?);

@@ -22,9 +22,7 @@ struct Case {
 fn tokenizer_ids_match_llama_cpp() {
     let Some(m) = model() else { return };
     let fixture = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tokenizer_ids.json")).unwrap();
-    let cases: Vec<Case> = serde_json::from_str::<serde_json::Value>(&fixture)
-        .map(|v| serde_json::from_value(v["cases"].clone()).unwrap())
-        .unwrap();
+    let cases: Vec<Case> = serde_json::from_str::<serde_json::Value>(&fixture).map(|v| serde_json::from_value(v["cases"].clone()).unwrap()).unwrap();
     assert!(cases.len() >= 10);
     let tok = m.tokenizer();
     for c in &cases {

@@ -35,14 +35,8 @@ fn reference_logits(path: &std::path::Path, ids: &[u32], dequantize: bool) -> Te
 fn forward_matches_candle_quantized_llama() {
     let Some(path) = common::default_model() else { return };
     let m = load(&path, &Device::Cpu).unwrap();
-    let ids = m
-        .encode_chat(&[Message::system("You are helpful."), Message::user("Count to five: 1, 2,")], true)
-        .unwrap();
-    let ours = m
-        .forward(&Tensor::new(ids.as_slice(), &Device::Cpu).unwrap().unsqueeze(0).unwrap(), None)
-        .unwrap()
-        .squeeze(0)
-        .unwrap();
+    let ids = m.encode_chat(&[Message::system("You are helpful."), Message::user("Count to five: 1, 2,")], true).unwrap();
+    let ours = m.forward(&Tensor::new(ids.as_slice(), &Device::Cpu).unwrap().unsqueeze(0).unwrap(), None).unwrap().squeeze(0).unwrap();
     let stats = |r: &Tensor| -> (f32, usize) {
         let d = (&ours - r).unwrap().abs().unwrap().flatten_all().unwrap().max(0).unwrap().to_scalar::<f32>().unwrap();
         let a = ours.argmax(D::Minus1).unwrap().to_vec1::<u32>().unwrap();

@@ -2,8 +2,7 @@
 
 use candle_core::{Device, Tensor, D};
 use spade_model::{
-    load, tiny_model, write_tiny_model, Batch, Family, FinishReason, GenerationRequest, Message, Model, Repr,
-    SamplingParams, TinySpec,
+    load, tiny_model, write_tiny_model, Batch, Family, FinishReason, GenerationRequest, Message, Model, Repr, SamplingParams, TinySpec,
 };
 
 fn tiny(seed: u64) -> Model {
@@ -15,10 +14,7 @@ fn max_abs_diff(a: &Tensor, b: &Tensor) -> f32 {
 }
 
 fn prompts(m: &Model) -> Vec<Vec<u32>> {
-    ["Hello there", "The cat sat on the mat, 12345.", "x"]
-        .iter()
-        .map(|t| m.encode_chat(&[Message::user(*t)], true).unwrap())
-        .collect()
+    ["Hello there", "The cat sat on the mat, 12345.", "x"].iter().map(|t| m.encode_chat(&[Message::user(*t)], true).unwrap()).collect()
 }
 
 #[test]
@@ -115,7 +111,12 @@ fn inference_runs_outside_the_graph_on_the_same_weights() {
     assert_ne!(after, grad.to_vec2::<f32>().unwrap());
     close(&m.token_logprobs_no_grad(&seqs, 0.7, None).unwrap(), &after);
     let p = vec![1u32, 40, 41];
-    let g = &m.generate(&[GenerationRequest { prompt: p.clone(), seed: 1 }], &SamplingParams { max_new_tokens: 4, stop_on_eos: false, ..Default::default() }).unwrap()[0];
+    let g = &m
+        .generate(
+            &[GenerationRequest { prompt: p.clone(), seed: 1 }],
+            &SamplingParams { max_new_tokens: 4, stop_on_eos: false, ..Default::default() },
+        )
+        .unwrap()[0];
     let scored = m.score_vec(&p, &g.tokens, 1.0).unwrap();
     for (a, b) in scored.iter().zip(&g.logprobs) {
         assert!((a - b).abs() < 1e-4, "{scored:?} vs {:?}", g.logprobs);
@@ -127,8 +128,7 @@ fn checkpointed_grads(m: &Model, seqs: &[Vec<u32>], coef: &Tensor, needed: Optio
     let c = m.token_logprobs_checkpointed(seqs, 0.7, needed).unwrap();
     let lp = c.logprobs().to_vec2::<f32>().unwrap();
     let vars = m.weights().named_vars();
-    let mut sums: Vec<(String, Vec<f32>)> =
-        vars.iter().map(|(n, v)| (n.clone(), vec![0f32; v.as_tensor().elem_count()])).collect();
+    let mut sums: Vec<(String, Vec<f32>)> = vars.iter().map(|(n, v)| (n.clone(), vec![0f32; v.as_tensor().elem_count()])).collect();
     c.backward(coef, |store| {
         for ((_, var), (_, acc)) in vars.iter().zip(sums.iter_mut()) {
             if let Some(g) = store.get(var.as_tensor()) {
@@ -203,9 +203,7 @@ fn finite_difference_gradient_check() {
         let spec = TinySpec { family, hidden: 32, intermediate: 64, heads: 4, kv_heads: 2, std: 0.3, ..Default::default() };
         let m = tiny_model(11, spec, &Device::Cpu).unwrap();
         let seqs = vec![vec![1u32, 40, 41, 42, 43, 44], vec![1u32, 60, 61, 62]];
-        let loss_of = |m: &Model| -> f64 {
-            m.token_logprobs(&seqs, 0.7).unwrap().sum_all().unwrap().to_scalar::<f32>().unwrap() as f64
-        };
+        let loss_of = |m: &Model| -> f64 { m.token_logprobs(&seqs, 0.7).unwrap().sum_all().unwrap().to_scalar::<f32>().unwrap() as f64 };
         let loss = m.token_logprobs(&seqs, 0.7).unwrap().sum_all().unwrap();
         let grads = loss.backward().unwrap();
         let h = 1e-2f32;

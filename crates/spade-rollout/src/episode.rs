@@ -130,10 +130,20 @@ enum Job {
 }
 
 enum Done {
-    Opened { slot: u64, r: CallResult<(Episode, ResetOut)> },
-    Stepped { slot: u64, ep: Episode, r: CallResult<StepOut> },
+    Opened {
+        slot: u64,
+        r: CallResult<(Episode, ResetOut)>,
+    },
+    Stepped {
+        slot: u64,
+        ep: Episode,
+        r: CallResult<StepOut>,
+    },
     /// The call panicked (a bug in this process, not the environment's fault).
-    Lost { slot: u64, message: String },
+    Lost {
+        slot: u64,
+        message: String,
+    },
 }
 
 impl Done {
@@ -286,12 +296,7 @@ pub fn play(
             outcomes[l.spec] = Some(o);
             Ok(())
         };
-        let env_error = |e: &CallError| Ended {
-            status: e.status,
-            termination: "env_error",
-            final_observation: None,
-            error: Some(e.to_string()),
-        };
+        let env_error = |e: &CallError| Ended { status: e.status, termination: "env_error", final_observation: None, error: Some(e.to_string()) };
 
         loop {
             // Start episodes while there is room.

@@ -17,6 +17,8 @@
 //! - [`policy`]: what the loop needs from a model ([`Policy`]); [`ModelPolicy`] wraps a
 //!   `spade_model::Model`, [`ScriptedPolicy`] replies with given texts (for tests).
 
+#![forbid(unsafe_code)]
+
 pub mod action;
 pub mod episode;
 pub mod policy;

@@ -76,7 +76,11 @@ impl Policy for ScriptedPolicy<'_> {
             let budget = max_new_tokens.min(self.context_length().saturating_sub(r.prompt.len()));
             let finish = if tokens.len() + 1 <= budget {
                 tokens.extend(eos);
-                if eos.is_some() { FinishReason::Eos } else { FinishReason::Length }
+                if eos.is_some() {
+                    FinishReason::Eos
+                } else {
+                    FinishReason::Length
+                }
             } else {
                 tokens.truncate(budget);
                 FinishReason::Length

@@ -45,11 +45,7 @@ pub fn active_pool(new: Vec<EnvSpec>, memory: Vec<MemoryEnv>, pool: usize) -> Ve
             out.push(EnvSpec { origin: "new", ..e });
         }
     }
-    let mut mem: Vec<(usize, MemoryEnv)> = memory
-        .into_iter()
-        .enumerate()
-        .filter(|(_, m)| !EXCLUDED_LABELS.contains(&m.label.as_str()))
-        .collect();
+    let mut mem: Vec<(usize, MemoryEnv)> = memory.into_iter().enumerate().filter(|(_, m)| !EXCLUDED_LABELS.contains(&m.label.as_str())).collect();
     mem.sort_by(|(ia, a), (ib, b)| b.last_round.cmp(&a.last_round).then(ib.cmp(ia)));
     let mut taken = 0;
     for (_, m) in mem {

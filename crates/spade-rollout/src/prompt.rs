@@ -37,8 +37,7 @@ impl std::fmt::Debug for Templates {
 
 impl Default for Templates {
     fn default() -> Self {
-        Templates::from_sources(BUILTIN.iter().map(|(n, s)| (n.to_string(), s.to_string())).collect())
-            .expect("built-in templates compile")
+        Templates::from_sources(BUILTIN.iter().map(|(n, s)| (n.to_string(), s.to_string())).collect()).expect("built-in templates compile")
     }
 }
 
@@ -48,8 +47,7 @@ impl Templates {
         let mut sources = Vec::new();
         for (name, _) in BUILTIN {
             let p = dir.join(name);
-            let text = std::fs::read_to_string(&p)
-                .map_err(|e| Error::Template { name: p.display().to_string(), message: e.to_string() })?;
+            let text = std::fs::read_to_string(&p).map_err(|e| Error::Template { name: p.display().to_string(), message: e.to_string() })?;
             sources.push((name.to_string(), text));
         }
         Templates::from_sources(sources)
@@ -61,8 +59,7 @@ impl Templates {
         for (name, text) in sources {
             // A trailing newline of the file is not part of the prompt.
             let text = text.strip_suffix('\n').map(str::to_string).unwrap_or(text);
-            env.add_template_owned(name.clone(), text)
-                .map_err(|e| Error::Template { name: name.clone(), message: e.to_string() })?;
+            env.add_template_owned(name.clone(), text).map_err(|e| Error::Template { name: name.clone(), message: e.to_string() })?;
         }
         Ok(Templates { env })
     }
@@ -83,10 +80,7 @@ impl Templates {
 
     /// The first user message: the observation, plus the hint in the hint arm.
     pub fn first_observation(&self, setting: Setting, observation: &str, hint: Option<&str>) -> Result<String> {
-        self.render(
-            FIRST_OBSERVATION,
-            minijinja::context! { observation => observation, hint => hint, setting => setting.as_str() },
-        )
+        self.render(FIRST_OBSERVATION, minijinja::context! { observation => observation, hint => hint, setting => setting.as_str() })
     }
 }
 
@@ -110,12 +104,7 @@ impl TurnFormat {
     pub fn learn(chat: &ChatTemplate) -> Result<TurnFormat> {
         let bad = |m: &str| Error::Chat(format!("cannot append turns with this chat template: {m}"));
         let render = |m: &[Message], gen: bool| chat.render(m, gen).map_err(|e| Error::Chat(e.to_string()));
-        let (s, u, a, o) = (
-            Message::system(PROBE_SYS),
-            Message::user(PROBE_USER),
-            Message::assistant(PROBE_ASSISTANT),
-            Message::user(PROBE_OBS),
-        );
+        let (s, u, a, o) = (Message::system(PROBE_SYS), Message::user(PROBE_USER), Message::assistant(PROBE_ASSISTANT), Message::user(PROBE_OBS));
         let opened = render(&[s.clone(), u.clone()], true)?;
         let closed = render(&[s.clone(), u.clone(), a.clone()], false)?;
         let rest = closed.strip_prefix(opened.as_str()).ok_or_else(|| bad("an assistant message changes the prompt before it"))?;

@@ -67,11 +67,7 @@ pub fn apply(cfg: &ChildConfig) -> Result<ChildReport, String> {
     set_rlimit(libc::RLIMIT_NPROC, cfg.nproc, cfg.nproc)?;
     let _ = std::fs::write("/proc/self/oom_score_adj", "1000");
 
-    report.landlock = if cfg.landlock && landlock_abi() > 0 {
-        apply_landlock(cfg)?
-    } else {
-        "off".to_string()
-    };
+    report.landlock = if cfg.landlock && landlock_abi() > 0 { apply_landlock(cfg)? } else { "off".to_string() };
     let fs_confined = report.landlock.starts_with("fully") || report.landlock.starts_with("partially");
     // SAFETY: prctl with constant arguments.
     unsafe {
@@ -88,10 +84,7 @@ pub fn apply(cfg: &ChildConfig) -> Result<ChildReport, String> {
 }
 
 fn apply_landlock(cfg: &ChildConfig) -> Result<String, String> {
-    use landlock::{
-        path_beneath_rules, Access, AccessFs, AccessNet, Ruleset, RulesetAttr, RulesetCreatedAttr,
-        RulesetStatus, Scope, ABI,
-    };
+    use landlock::{path_beneath_rules, Access, AccessFs, AccessNet, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope, ABI};
     let abi = ABI::V6;
     let run = || -> Result<RulesetStatus, landlock::RulesetError> {
         let ruleset = Ruleset::default()
@@ -145,14 +138,7 @@ fn drop_capabilities() -> Result<(), String> {
 pub fn landlock_abi() -> i64 {
     const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
     // SAFETY: the version query takes no ruleset and allocates nothing.
-    let v = unsafe {
-        libc::syscall(
-            libc::SYS_landlock_create_ruleset,
-            std::ptr::null::<libc::c_void>(),
-            0usize,
-            LANDLOCK_CREATE_RULESET_VERSION,
-        )
-    };
+    let v = unsafe { libc::syscall(libc::SYS_landlock_create_ruleset, std::ptr::null::<libc::c_void>(), 0usize, LANDLOCK_CREATE_RULESET_VERSION) };
     if v < 0 {
         0
     } else {
@@ -166,18 +152,14 @@ pub fn seccomp_available() -> bool {
     unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) >= 0 }
 }
 
-fn build_filter(
-    rules: Vec<(i64, Vec<seccompiler::SeccompRule>)>,
-    errno: u32,
-) -> Result<seccompiler::BpfProgram, String> {
+fn build_filter(rules: Vec<(i64, Vec<seccompiler::SeccompRule>)>, errno: u32) -> Result<seccompiler::BpfProgram, String> {
     use seccompiler::{SeccompAction, SeccompFilter, TargetArch};
     let arch: TargetArch = std::env::consts::ARCH.try_into().map_err(|e| format!("seccomp arch: {e:?}"))?;
     let mut map: BTreeMap<i64, Vec<seccompiler::SeccompRule>> = BTreeMap::new();
     for (nr, r) in rules {
         map.entry(nr).or_default().extend(r);
     }
-    let filter = SeccompFilter::new(map, SeccompAction::Allow, SeccompAction::Errno(errno), arch)
-        .map_err(|e| format!("seccomp filter: {e}"))?;
+    let filter = SeccompFilter::new(map, SeccompAction::Allow, SeccompAction::Errno(errno), arch).map_err(|e| format!("seccomp filter: {e}"))?;
     filter.try_into().map_err(|e: seccompiler::BackendError| format!("seccomp compile: {e}"))
 }
 
@@ -187,8 +169,7 @@ fn cond(arg: u8, op: seccompiler::SeccompCmpOp, value: u64) -> seccompiler::Secc
         seccompiler::SeccompCmpOp::MaskedEq(_) => SeccompCmpArgLen::Qword,
         _ => SeccompCmpArgLen::Dword,
     };
-    SeccompRule::new(vec![SeccompCondition::new(arg, len, op, value).expect("valid condition")])
-        .expect("valid rule")
+    SeccompRule::new(vec![SeccompCondition::new(arg, len, op, value).expect("valid condition")]).expect("valid rule")
 }
 
 /// Install the seccomp filters (two: EPERM for denied calls, ENOSYS for calls whose
@@ -261,14 +242,7 @@ fn apply_seccomp(deny_writes: bool) -> Result<(), String> {
         deny.push((nr, vec![]));
     }
     #[cfg(target_arch = "x86_64")]
-    for nr in [
-        libc::SYS_fork,
-        libc::SYS_vfork,
-        libc::SYS_iopl,
-        libc::SYS_ioperm,
-        libc::SYS_uselib,
-        libc::SYS_mknod,
-    ] {
+    for nr in [libc::SYS_fork, libc::SYS_vfork, libc::SYS_iopl, libc::SYS_ioperm, libc::SYS_uselib, libc::SYS_mknod] {
         deny.push((nr, vec![]));
     }
     // new processes: only threads (CLONE_THREAD set) may be cloned

@@ -24,8 +24,8 @@
 //! (or its parent folder, for `cargo test`'s `deps/`).
 
 pub mod harden;
-pub mod validate;
 mod sys;
+pub mod validate;
 pub mod worker;
 
 use std::fmt;
@@ -189,14 +189,7 @@ pub struct SandboxConfig {
 
 impl Default for SandboxConfig {
     fn default() -> Self {
-        SandboxConfig {
-            jobs: 1,
-            limits: Limits::default(),
-            worker: None,
-            scratch_root: None,
-            landlock: true,
-            netns: true,
-        }
+        SandboxConfig { jobs: 1, limits: Limits::default(), worker: None, scratch_root: None, landlock: true, netns: true }
     }
 }
 
@@ -364,8 +357,7 @@ fn spawn_worker(path: &Path, scratch: &Path, netns: bool, gen: &AtomicU64) -> Re
     drop(theirs);
     let reply = sys::recv_msg(&mine, Instant::now() + Duration::from_secs(30))
         .map_err(|e| Error::Worker(format!("{} did not start: {e}", path.display())))?;
-    let hello: Value =
-        serde_json::from_slice(&reply).map_err(|e| Error::Worker(format!("bad hello from worker: {e}")))?;
+    let hello: Value = serde_json::from_slice(&reply).map_err(|e| Error::Worker(format!("bad hello from worker: {e}")))?;
     let generation = gen.fetch_add(1, Ordering::SeqCst) + 1;
     Ok((WorkerProc { child, ctrl: mine, generation }, hello))
 }
@@ -405,11 +397,7 @@ impl Sandbox {
             None => find_worker()?,
         };
         let root = cfg.scratch_root.clone().unwrap_or_else(std::env::temp_dir);
-        let scratch_root = root.join(format!(
-            "spade-sandbox-{}-{}",
-            std::process::id(),
-            SANDBOX_SEQ.fetch_add(1, Ordering::SeqCst)
-        ));
+        let scratch_root = root.join(format!("spade-sandbox-{}-{}", std::process::id(), SANDBOX_SEQ.fetch_add(1, Ordering::SeqCst)));
         std::fs::create_dir_all(&scratch_root)?;
         let jobs = cfg.jobs.max(1);
         let generation = AtomicU64::new(0);
@@ -436,17 +424,7 @@ impl Sandbox {
             return Err(Error::Unsupported("seccomp".into()));
         }
         tracing::info!(jobs, worker = %worker_path.display(), "sandbox layers: {layers}");
-        Ok(Sandbox {
-            inner: Arc::new(Inner {
-                cfg,
-                worker_path,
-                scratch_root,
-                slots: procs,
-                next: AtomicUsize::new(0),
-                generation,
-                layers,
-            }),
-        })
+        Ok(Sandbox { inner: Arc::new(Inner { cfg, worker_path, scratch_root, slots: procs, next: AtomicUsize::new(0), generation, layers }) })
     }
 
     pub fn layers(&self) -> &Layers {
@@ -459,11 +437,7 @@ impl Sandbox {
 
     /// PIDs of the worker processes (for tests and diagnostics).
     pub fn worker_pids(&self) -> Vec<u32> {
-        self.inner
-            .slots
-            .iter()
-            .filter_map(|s| s.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(|w| w.child.id()))
-            .collect()
+        self.inner.slots.iter().filter_map(|s| s.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(|w| w.child.id())).collect()
     }
 
     /// Fork a fresh, hardened child with the sandbox's default limits.
@@ -554,11 +528,7 @@ impl Sandbox {
     pub fn run_function(&self, code: &str, function: &str, args: &[Value], kwargs: &Value) -> CallResult<Value> {
         let mut ep = self.start()?;
         let timeout = ep.limits.load_timeout + ep.limits.call_timeout;
-        let r = ep.call(
-            &json!({"op": "call", "code": code, "function": function, "args": args, "kwargs": kwargs}),
-            timeout,
-            "call",
-        );
+        let r = ep.call(&json!({"op": "call", "code": code, "function": function, "args": args, "kwargs": kwargs}), timeout, "call");
         ep.close();
         r.map(|mut v| v["value"].take())
     }
@@ -678,11 +648,7 @@ impl Episode {
             }
             let ms = (deadline - now).as_millis().clamp(1, i32::MAX as u128) as i32;
             let mut pfds = [
-                libc::pollfd {
-                    fd: chan_fd,
-                    events: libc::POLLIN | if woff < wbuf.len() { libc::POLLOUT } else { 0 },
-                    revents: 0,
-                },
+                libc::pollfd { fd: chan_fd, events: libc::POLLIN | if woff < wbuf.len() { libc::POLLOUT } else { 0 }, revents: 0 },
                 libc::pollfd { fd: self.out.as_ref().map_or(-1, |f| f.as_raw_fd()), events: libc::POLLIN, revents: 0 },
             ];
             // SAFETY: two valid pollfds (a negative fd is ignored by poll).
@@ -741,11 +707,7 @@ impl Episode {
                     let room = self.limits.output_bytes.saturating_sub(self.output.len());
                     self.output.extend_from_slice(&buf[..n.min(room)]);
                     if self.output_total > self.limits.output_bytes {
-                        return Some(self.die(
-                            Status::OutputTooLarge,
-                            format!("stdout/stderr exceeded {} bytes", self.limits.output_bytes),
-                            phase,
-                        ));
+                        return Some(self.die(Status::OutputTooLarge, format!("stdout/stderr exceeded {} bytes", self.limits.output_bytes), phase));
                     }
                 }
                 Err(_) => return None,
@@ -756,9 +718,7 @@ impl Episode {
     fn parse_answer(&mut self, line: &[u8], phase: &str) -> CallResult<Value> {
         let v: Value = match serde_json::from_slice(line) {
             Ok(v) => v,
-            Err(e) => {
-                return Err(CallError::new(Status::InvalidResult, format!("unreadable answer on the result channel: {e}")).phase(phase))
-            }
+            Err(e) => return Err(CallError::new(Status::InvalidResult, format!("unreadable answer on the result channel: {e}")).phase(phase)),
         };
         let status = v["status"].as_str().unwrap_or("");
         let st = match status {
@@ -782,9 +742,7 @@ impl Episode {
         let tail = self.output_tail();
         let (status, msg) = match (exit.signal, exit.code) {
             (Some(s), _) if s == libc::SIGXCPU => (Status::Timeout, "CPU time limit exceeded (SIGXCPU)".to_string()),
-            (Some(s), _) if s == libc::SIGKILL && !exit.killed => {
-                (Status::Memory, "killed by SIGKILL (out of memory or CPU hard limit)".to_string())
-            }
+            (Some(s), _) if s == libc::SIGKILL && !exit.killed => (Status::Memory, "killed by SIGKILL (out of memory or CPU hard limit)".to_string()),
             (Some(s), _) if s == libc::SIGXFSZ => (Status::OutputTooLarge, "file size limit exceeded (SIGXFSZ)".to_string()),
             (Some(s), _) => (Status::Crashed, format!("killed by signal {s} ({})", signal_name(s))),
             (None, Some(70)) => (Status::InfraError, format!("sandbox setup failed: {tail}")),
@@ -823,7 +781,11 @@ impl Episode {
         let mut guard = self.sb.slots[self.slot].lock().unwrap_or_else(|e| e.into_inner());
         let info = match guard.as_ref() {
             Some(w) if w.generation == self.generation => {
-                match w.request(&json!({"op": "reap", "pid": self.pid, "grace_ms": grace_ms}), &[], Duration::from_secs(10) + Duration::from_millis(grace_ms)) {
+                match w.request(
+                    &json!({"op": "reap", "pid": self.pid, "grace_ms": grace_ms}),
+                    &[],
+                    Duration::from_secs(10) + Duration::from_millis(grace_ms),
+                ) {
                     Ok(v) => ExitInfo {
                         code: v["code"].as_i64().map(|c| c as i32),
                         signal: v["signal"].as_i64().map(|c| c as i32),

@@ -169,14 +169,7 @@ impl Verdict {
         self.stage == Stage::Passed
     }
     fn fail(stage: Stage, status: Status, error: impl Into<String>) -> Verdict {
-        Verdict {
-            stage,
-            status,
-            error: one_line(&error.into()),
-            validity: stage.validity(),
-            class_name: None,
-            probe: ProbeStats::default(),
-        }
+        Verdict { stage, status, error: one_line(&error.into()), validity: stage.validity(), class_name: None, probe: ProbeStats::default() }
     }
     /// Turn a passed verdict into a duplicate reject.
     pub fn duplicate(&mut self, why: String) {
@@ -203,11 +196,7 @@ fn stage_of(e: &CallError) -> Stage {
         Some("load") | Some("init") => Stage::Load,
         Some("interface") => Stage::Interface,
         _ => match e.status {
-            Status::InvalidResult
-                if e.message.contains("reward") && (e.message.contains("finite") || e.message.contains("outside")) =>
-            {
-                Stage::Range
-            }
+            Status::InvalidResult if e.message.contains("reward") && (e.message.contains("finite") || e.message.contains("outside")) => Stage::Range,
             Status::InvalidResult => Stage::Interface,
             _ => Stage::Probe,
         },
@@ -331,12 +320,7 @@ struct Played {
 }
 
 /// Play probe episodes `0..episodes` (episode i: seed `seeds[i % n]`, actions from `i` on).
-fn play(
-    ep: &mut Episode,
-    actions: &[String],
-    episodes: usize,
-    cfg: &CheckConfig,
-) -> Result<Played, Verdict> {
+fn play(ep: &mut Episode, actions: &[String], episodes: usize, cfg: &CheckConfig) -> Result<Played, Verdict> {
     let mut transcript = Vec::new();
     let mut stats = ProbeStats::default();
     let n = actions.len();
@@ -372,11 +356,7 @@ fn play(
             return Err(Verdict::fail(
                 Stage::Termination,
                 Status::Ok,
-                format!(
-                    "probe episode {i} (seed {seed}, first action {:?}) did not end within {} turns",
-                    actions[i % n],
-                    cfg.max_turns
-                ),
+                format!("probe episode {i} (seed {seed}, first action {:?}) did not end within {} turns", actions[i % n], cfg.max_turns),
             ));
         }
     }
@@ -413,8 +393,8 @@ fn contains_token(hay: &str, needle: &str) -> bool {
 /// (`true`, `yes`, `left`, …). Single digits and letters occur in hints for other reasons.
 fn specific(inner: &str) -> bool {
     const GENERIC: &[&str] = &[
-        "yes", "no", "true", "false", "test", "none", "done", "left", "right", "up", "down", "and", "or", "not",
-        "the", "all", "any", "one", "two", "three", "zero",
+        "yes", "no", "true", "false", "test", "none", "done", "left", "right", "up", "down", "and", "or", "not", "the", "all", "any", "one", "two",
+        "three", "zero",
     ];
     if inner.parse::<f64>().is_ok() {
         return inner.trim_start_matches(['-', '+']).chars().filter(|c| c.is_ascii_digit()).count() >= 2;
@@ -650,8 +630,7 @@ fn jaccard_exact(a: &HashSet<u64>, b: &HashSet<u64>) -> f64 {
 /// (label, code) — a memory, a training pool — count as kept before the first row, so a copy of
 /// one is a duplicate too.
 pub fn mark_duplicates(codes: &[Option<&str>], verdicts: &mut [Verdict], labels: &[String], known: &[(String, String)]) {
-    let mut kept: Vec<(String, String, HashSet<u64>)> =
-        known.iter().map(|(label, code)| (label.clone(), env_id(code), shingles(code))).collect();
+    let mut kept: Vec<(String, String, HashSet<u64>)> = known.iter().map(|(label, code)| (label.clone(), env_id(code), shingles(code))).collect();
     for i in 0..verdicts.len() {
         if !verdicts[i].passed() {
             continue;

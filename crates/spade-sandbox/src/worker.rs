@@ -16,8 +16,7 @@ const DRIVER: &str = include_str!("driver.py");
 
 #[pyfunction]
 fn spade_harden(cfg: &str) -> PyResult<String> {
-    let cfg: ChildConfig =
-        serde_json::from_str(cfg).map_err(|e| PyRuntimeError::new_err(format!("bad child config: {e}")))?;
+    let cfg: ChildConfig = serde_json::from_str(cfg).map_err(|e| PyRuntimeError::new_err(format!("bad child config: {e}")))?;
     let report = harden::apply(&cfg).map_err(PyRuntimeError::new_err)?;
     Ok(serde_json::to_string(&report).unwrap_or_default())
 }

@@ -12,6 +12,8 @@
 //! - `return` is the episode's reward sum clipped to [0, 1], `raw_return` the unclipped sum,
 //!   `status` is `ok` or the failure of the environment.
 
+#![forbid(unsafe_code)]
+
 use std::sync::Arc;
 
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
@@ -123,10 +125,7 @@ impl Table {
     /// The Arrow type of a column of this table; panics on a name that is not in the contract
     /// (a programming error, not an input error).
     pub fn ty(&self, name: &str) -> DataType {
-        self.column(name)
-            .unwrap_or_else(|| panic!("column `{name}` is not in table `{}`", self.name))
-            .ty
-            .data_type()
+        self.column(name).unwrap_or_else(|| panic!("column `{name}` is not in table `{}`", self.name)).ty.data_type()
     }
 }
 
@@ -144,15 +143,18 @@ pub const DOCS: Table = Table {
 };
 
 const ROUND: Column = req("round", Ty::I64, "self-play round that produced the row (`--round`)");
-const POLICY_VERSION: Column =
-    req("policy_version", Ty::I64, "checkpoint step of the weights that generated the row");
+const POLICY_VERSION: Column = req("policy_version", Ty::I64, "checkpoint step of the weights that generated the row");
 const TEMPERATURE: Column = req("temperature", Ty::F32, "sampling temperature; log-probs are of logits / T");
 
 pub const CANDIDATES: Table = Table {
     name: "candidates",
     doc: "One row per designer sample from `spade-design`, valid or not; the designer's training batch.",
     columns: &[
-        req("candidate_id", Ty::Str, "id of the designer sample: hash of (run seed, round, doc, sample index); unique even when code is empty or duplicated"),
+        req(
+            "candidate_id",
+            Ty::Str,
+            "id of the designer sample: hash of (run seed, round, doc, sample index); unique even when code is empty or duplicated",
+        ),
         ROUND,
         opt("doc_id", Ty::Str, "document the sample is grounded on (null with `--no-corpus`)"),
         req("sample", Ty::I32, "sample index within its document (0..per-doc)"),
@@ -205,7 +207,11 @@ pub const REJECTS: Table = Table {
         opt("skill", Ty::Str, "skill"),
         opt("setting", Ty::Str, "`games` or `tool-use`"),
         req("stage", Ty::Str, "check that failed: parse, syntax, load, interface, probe, range, termination, determinism, hint-leak, duplicate"),
-        req("status", Ty::Str, "sandbox status of the failing call (ok, exception, timeout, memory, crashed, output_too_large, invalid_result, infra_error)"),
+        req(
+            "status",
+            Ty::Str,
+            "sandbox status of the failing call (ok, exception, timeout, memory, crashed, output_too_large, invalid_result, infra_error)",
+        ),
         req("error", Ty::Str, "one-line reason"),
         req("validity", Ty::F64, "graded validity in [0, 1]: how far the candidate got"),
     ],
@@ -325,13 +331,7 @@ pub fn markdown() -> String {
     for t in TABLES {
         s.push_str(&format!("#### `{}`\n\n{}\n\n| column | type | null | meaning |\n| --- | --- | --- | --- |\n", t.name, t.doc));
         for c in t.columns {
-            s.push_str(&format!(
-                "| `{}` | {} | {} | {} |\n",
-                c.name,
-                c.ty.name(),
-                if c.nullable { "yes" } else { "no" },
-                c.doc.replace('|', "\\|")
-            ));
+            s.push_str(&format!("| `{}` | {} | {} | {} |\n", c.name, c.ty.name(), if c.nullable { "yes" } else { "no" }, c.doc.replace('|', "\\|")));
         }
         s.push('\n');
     }

@@ -3,6 +3,8 @@
 //!
 //! Pure computation: no model, no sandbox. The `spade-regret` stage is a thin glue of these.
 
+#![forbid(unsafe_code)]
+
 pub mod memory;
 pub mod reward;
 pub mod stats;

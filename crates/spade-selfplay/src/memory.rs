@@ -329,7 +329,11 @@ impl Memory {
             e.label = if p.failures > 0 {
                 "failing".into()
             } else if p.hint.plays + p.nohint.plays == 0 {
-                if e.label == "seed" { "seed".into() } else { "none".into() }
+                if e.label == "seed" {
+                    "seed".into()
+                } else {
+                    "none".into()
+                }
             } else if p.is_leak(reward.leak_min_plays) {
                 "leak".into()
             } else {
@@ -398,11 +402,7 @@ mod tests {
     }
 
     fn plays(h: (i64, f64, i64), n: (i64, f64, i64)) -> Plays {
-        Plays {
-            hint: Arm { plays: h.0, sum: h.1, wins: h.2 },
-            nohint: Arm { plays: n.0, sum: n.1, wins: n.2 },
-            failures: 0,
-        }
+        Plays { hint: Arm { plays: h.0, sum: h.1, wins: h.2 }, nohint: Arm { plays: n.0, sum: n.1, wins: n.2 }, failures: 0 }
     }
 
     #[test]

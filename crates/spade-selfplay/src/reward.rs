@@ -130,10 +130,7 @@ impl Plays {
 
     /// Hint arm always wins while the no-hint arm never does.
     pub fn is_leak(&self, min_plays: i64) -> bool {
-        self.hint.plays >= min_plays.max(1)
-            && self.nohint.plays >= min_plays.max(1)
-            && self.hint.wins == self.hint.plays
-            && self.nohint.wins == 0
+        self.hint.plays >= min_plays.max(1) && self.nohint.plays >= min_plays.max(1) && self.hint.wins == self.hint.plays && self.nohint.wins == 0
     }
 }
 
@@ -179,8 +176,7 @@ impl RewardConfig {
     pub fn score(&self, p: &Plays, lp_slow: Option<f64>) -> Outcome {
         let hint_win_rate = p.hint.rate();
         let nohint_win_rate = p.nohint.rate();
-        let regret = (p.hint.plays + p.nohint.plays > 0)
-            .then(|| hint_win_rate.unwrap_or(0.0) - nohint_win_rate.unwrap_or(0.0));
+        let regret = (p.hint.plays + p.nohint.plays > 0).then(|| hint_win_rate.unwrap_or(0.0) - nohint_win_rate.unwrap_or(0.0));
         let out = |reward, kind| Outcome { hint_win_rate, nohint_win_rate, regret, reward, kind };
         if p.failures > 0 {
             return out(self.failure_penalty, "env-failure");
@@ -213,10 +209,7 @@ impl Ema {
     pub fn update(state: Option<Ema>, r: f64, cfg: &RewardConfig) -> Ema {
         match state {
             None => Ema { fast: r, slow: r },
-            Some(s) => Ema {
-                fast: (1.0 - cfg.lp_fast) * s.fast + cfg.lp_fast * r,
-                slow: (1.0 - cfg.lp_slow) * s.slow + cfg.lp_slow * r,
-            },
+            Some(s) => Ema { fast: (1.0 - cfg.lp_fast) * s.fast + cfg.lp_fast * r, slow: (1.0 - cfg.lp_slow) * s.slow + cfg.lp_slow * r },
         }
     }
 }

@@ -23,10 +23,7 @@ pub fn summary(xs: &[f64]) -> Value {
 }
 
 fn ngrams(code: &str, n: usize) -> HashMap<String, f64> {
-    let toks: Vec<&str> = code
-        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .filter(|t| !t.is_empty())
-        .collect();
+    let toks: Vec<&str> = code.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|t| !t.is_empty()).collect();
     let mut m = HashMap::new();
     if toks.len() < n {
         if !toks.is_empty() {

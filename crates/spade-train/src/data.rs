@@ -117,10 +117,7 @@ fn tokens(b: &Batch, l: &ListArray, i: usize, col: &str) -> anyhow::Result<Vec<u
     if v.null_count() > 0 {
         return Err(b.row_error(i, col, "has a null token").into());
     }
-    v.values()
-        .iter()
-        .map(|&t| u32::try_from(t).map_err(|_| anyhow::Error::from(b.row_error(i, col, format!("negative token id {t}")))))
-        .collect()
+    v.values().iter().map(|&t| u32::try_from(t).map_err(|_| anyhow::Error::from(b.row_error(i, col, format!("negative token id {t}"))))).collect()
 }
 
 fn floats(l: &ListArray, i: usize) -> Vec<f32> {
@@ -135,8 +132,7 @@ fn temperatures(b: &Batch) -> anyhow::Result<Float32Array> {
 }
 
 fn versions(b: &Batch) -> anyhow::Result<Option<Int64Array>> {
-    Ok(b.opt_column("policy_version", &DataType::Int64)?
-        .map(|a| a.as_any().downcast_ref::<Int64Array>().expect("i64").clone()))
+    Ok(b.opt_column("policy_version", &DataType::Int64)?.map(|a| a.as_any().downcast_ref::<Int64Array>().expect("i64").clone()))
 }
 
 fn check_temperature(b: &Batch, i: usize, t: f32) -> anyhow::Result<()> {

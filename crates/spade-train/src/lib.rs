@@ -3,6 +3,8 @@
 //! ([`optim`]), the batches read from tables ([`data`]) and the trainer with exactly resumable
 //! checkpoints ([`trainer`]). The `spade-grpo-step` stage is a thin layer over [`Trainer`].
 
+#![forbid(unsafe_code)]
+
 pub mod advantage;
 pub mod card;
 pub mod data;

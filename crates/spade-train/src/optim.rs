@@ -57,8 +57,7 @@ impl State {
 pub fn global_norm(grads: &BTreeMap<String, Vec<f32>>) -> f64 {
     let mut total = 0.0f64;
     for g in grads.values() {
-        let parts: Vec<f64> =
-            g.par_chunks(CHUNK).map(|c| c.iter().map(|&x| (x as f64) * (x as f64)).sum::<f64>()).collect();
+        let parts: Vec<f64> = g.par_chunks(CHUNK).map(|c| c.iter().map(|&x| (x as f64) * (x as f64)).sum::<f64>()).collect();
         total += parts.iter().sum::<f64>();
     }
     total.sqrt()
@@ -178,13 +177,7 @@ impl InplaceOp1 for InPlace<'_> {
 
 /// One AdamW update of every parameter from accumulated gradients `grads` (same names), scaled by
 /// `grad_scale` (the clipping factor). Advances `state.step`.
-pub fn step(
-    h: &AdamW,
-    state: &mut State,
-    vars: &BTreeMap<String, Var>,
-    grads: &BTreeMap<String, Vec<f32>>,
-    grad_scale: f64,
-) -> anyhow::Result<()> {
+pub fn step(h: &AdamW, state: &mut State, vars: &BTreeMap<String, Var>, grads: &BTreeMap<String, Vec<f32>>, grad_scale: f64) -> anyhow::Result<()> {
     state.step += 1;
     let c = Consts::new(h, state.step, grad_scale);
     for (name, var) in vars {

@@ -238,11 +238,7 @@ fn micro_batches(samples: &[&Sample], size: usize) -> Vec<Vec<usize>> {
     let mut out: Vec<Vec<usize>> = Vec::new();
     for i in idx {
         match out.last_mut() {
-            Some(mb)
-                if mb.len() < size
-                    && samples[mb[0]].temperature == samples[i].temperature
-                    && samples[mb[0]].role == samples[i].role =>
-            {
+            Some(mb) if mb.len() < size && samples[mb[0]].temperature == samples[i].temperature && samples[mb[0]].role == samples[i].role => {
                 mb.push(i)
             }
             _ => out.push(vec![i]),
@@ -286,7 +282,12 @@ impl Trainer {
             load_optimizer(&opt_path, vars, state.optimizer_steps)?
         } else {
             if state.optimizer_steps > 0 {
-                bail!("{}: trainer state records {} optimizer steps but the folder has no {}", path.display(), state.optimizer_steps, spade_model::checkpoint::OPTIMIZER_FILE);
+                bail!(
+                    "{}: trainer state records {} optimizer steps but the folder has no {}",
+                    path.display(),
+                    state.optimizer_steps,
+                    spade_model::checkpoint::OPTIMIZER_FILE
+                );
             }
             optim::State::zeros(vars)
         };
@@ -357,11 +358,7 @@ impl Trainer {
                     let cur = lp_vals[row][t] as f64;
                     let o = old.map(|o| o[i][t] as f64).unwrap_or(cur);
                     let r = ref_vals.as_ref().map(|v| v[row][t] as f64);
-                    let tt = if cfg.supervised {
-                        TokenTerms::nll(cur)
-                    } else {
-                        obj.token(cur, o, smp.behaviour[t] as f64, smp.advantage, r)
-                    };
+                    let tt = if cfg.supervised { TokenTerms::nll(cur) } else { obj.token(cur, o, smp.behaviour[t] as f64, smp.advantage, r) };
                     coef[row * s + t] = (w * tt.grad) as f32;
                     loss += w * tt.loss;
                     rm.loss += w * tt.loss;
@@ -595,7 +592,17 @@ mod tests {
         for &i in masked {
             mask[i] = 1;
         }
-        Sample { role: Role::Agent, tokens: vec![5; len], mask, behaviour: vec![0.0; len], temperature: t, reward: 0.0, group: String::new(), advantage: 1.0, policy_version: None }
+        Sample {
+            role: Role::Agent,
+            tokens: vec![5; len],
+            mask,
+            behaviour: vec![0.0; len],
+            temperature: t,
+            reward: 0.0,
+            group: String::new(),
+            advantage: 1.0,
+            policy_version: None,
+        }
     }
 
     #[test]
