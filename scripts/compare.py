@@ -164,7 +164,8 @@ def main():
         if start is not None:
             rows.append(dict(start, arm=arm, round=0))
         for rd in sorted(glob.glob(os.path.join(run, "round-*"))):
-            rows.append(dict(round_row(run, rd, metrics), arm=arm))
+            if os.path.exists(os.path.join(rd, "memory.parquet")):  # finished rounds only (a run may be going on)
+                rows.append(dict(round_row(run, rd, metrics), arm=arm))
     out = os.path.join(exp, "compare.csv")
     with open(out + ".tmp", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="ignore")
