@@ -101,7 +101,9 @@ comma := ,
 # Every stage runs scripts/loggers.py after appending its metrics line (SPADE_METRICS_HOOK).
 LOGGERS ?= jsonl
 LIVE_LOGGERS := $(filter-out jsonl,$(subst $(comma), ,$(LOGGERS)))
-export SPADE_METRICS_HOOK := $(if $(LIVE_LOGGERS),$(PYTHON) $(abspath scripts/loggers.py) --loggers $(LOGGERS),)
+ifneq ($(LIVE_LOGGERS),)
+export SPADE_METRICS_HOOK := $(PYTHON) $(abspath scripts/loggers.py) --loggers '$(LOGGERS)'
+endif
 DOCS := $(word 1,$(subst $(comma), ,$(SIZE)))
 PER_DOC := $(word 2,$(subst $(comma), ,$(SIZE)))
 GROUP := $(word 3,$(subst $(comma), ,$(SIZE)))
@@ -191,12 +193,14 @@ START_MEMORY := $(if $(filter 1,$(ROUND)),$(RUNDIR)/memory-0000.parquet,$(PREV)/
 # The designer batch trained at this round's last step: this round's (DELAY=0) or DELAY rounds back;
 # with FLUSH=1 (make rounds and make experiment set it on their last round) every batch still pending
 # up to this round, so the last DELAY rounds of a run's designer samples are trained too. A round
-# that flushed is recorded in designer-flushed: if the run goes on, those batches are not trained twice.
+# that flushed is recorded in designer-flushed: if the run goes on, those batches are not trained twice
+# (a round at or before the flushed one, recomputed, ignores it). The last step's regret records the
+# batch it scored (designer-batch.txt) and the GRPO step trains exactly that.
 FLUSH ?=
 FLUSHED := $(shell cat $(RUNDIR)/designer-flushed 2>/dev/null || echo 0)
 DROUND := $(shell echo $$(($(ROUND)-$(DELAY))))
-DROUNDS := $(shell lo=$(DROUND); [ $(FLUSHED) -ge $$lo ] && lo=$$(($(FLUSHED)+1)); [ $$lo -lt 1 ] && lo=1; \
-  hi=$(if $(FLUSH),$(ROUND),$(DROUND)); [ $$lo -le $$hi ] && seq $$lo $$hi)
+DROUNDS := $(shell lo=$(DROUND); [ $(FLUSHED) -ge $$lo ] && [ $(FLUSHED) -lt $(ROUND) ] && lo=$$(($(FLUSHED)+1)); \
+  [ $$lo -lt 1 ] && lo=1; hi=$(if $(FLUSH),$(ROUND),$(DROUND)); [ $$lo -le $$hi ] && seq $$lo $$hi)
 DCANDIDATES := $(foreach r,$(DROUNDS),$(RUNDIR)/round-$(call R4,$(r))/candidates.parquet)
 DREJECTS := $(foreach r,$(DROUNDS),$(RUNDIR)/round-$(call R4,$(r))/rejects.parquet)
 TRAIN_DESIGNER := $(if $(or $(FIXED_POOL),$(FROZEN_DESIGNER)),,$(if $(DROUNDS),1,))
@@ -258,17 +262,18 @@ $(call SHARDED,$(call SDIR,$(1))/rollouts.parquet): $$(STEP_INPUTS_$(1))
 	  $(if $(FIXED_POOL),--pool-draw draw --pool $(FIXED_POOL_SIZE) $(MATCH_FLAG),--pool $(POOL)) --group $(GROUP) --step $(1) $$(SHARD_FLAG) -o $$@ $(ROLLOUT_FLAGS) $(MODELFLAGS) $(COMMON)
 
 $(call SDIR,$(1))/memory.parquet: $(call SHARDED,$(call SDIR,$(1))/rollouts.parquet)
+	$(if $(and $(filter $(LAST_STEP),$(1)),$(TRAIN_DESIGNER)),mkdir -p $(call SDIR,$(1)) && echo $(DCANDIDATES) > $(call SDIR,$(1))/designer-batch.txt,)
 	$(REGRET) $(call SDIR,$(1))/rollouts.parquet --memory $(if $(filter 0,$(1)),$(START_MEMORY),$(call SDIR,$(shell echo $$(($(1)-1))))/memory.parquet) \
 	  $(if $(and $(filter 0,$(1)),$(NEW_ENVS)),--envs $(NEW_ENVS),) \
 	  $(if $(and $(filter $(LAST_STEP),$(1)),$(TRAIN_DESIGNER)),--candidates $(DCANDIDATES) --rejects $(DREJECTS),) \
 	  --variant $(VARIANT) -o $(call SDIR,$(1))/scores.parquet --memory-out $$@ $(REGRET_FLAGS) $(COMMON)
+	$(if $(and $(filter $(LAST_STEP),$(1)),$(TRAIN_DESIGNER),$(FLUSH),$(filter-out 0,$(DELAY))),echo $(ROUND) > $(RUNDIR)/designer-flushed,)
 
 $(call SDIR,$(1))/checkpoint/trainer_state.json: $(call SDIR,$(1))/memory.parquet
 	$(GRPO_STEP) --model $(if $(filter 0,$(1)),$(START_MODEL),$(call SDIR,$(shell echo $$(($(1)-1))))/checkpoint) \
 	  --rollouts $(call SDIR,$(1))/rollouts.parquet \
-	  $(if $(and $(filter $(LAST_STEP),$(1)),$(TRAIN_DESIGNER)),--candidates $(DCANDIDATES) --scores $(call SDIR,$(1))/scores.parquet,) \
-	  --lr $(LR) -o $(call SDIR,$(1))/checkpoint $(GRPO_FLAGS) $(MODELFLAGS) $(COMMON)
-	$(if $(and $(filter $(LAST_STEP),$(1)),$(FLUSH),$(TRAIN_DESIGNER)),echo $(ROUND) > $(RUNDIR)/designer-flushed,)
+	  $(if $(and $(filter $(LAST_STEP),$(1)),$(TRAIN_DESIGNER)),--candidates $$$$(cat $(call SDIR,$(1))/designer-batch.txt) --scores $(call SDIR,$(1))/scores.parquet,) \
+	  --designer-interval $(STEPS) --lr $(LR) -o $(call SDIR,$(1))/checkpoint $(GRPO_FLAGS) $(MODELFLAGS) $(COMMON)
 endef
 $(foreach s,$(STEP_IDS),$(eval $(call STEP_RULES,$(s))))
 
@@ -389,6 +394,9 @@ ARM_NAMES := $(filter spade,$(ARM_LIST)) $(filter-out spade,$(ARM_LIST))
 # its previous round (and the fixed pool's round after the spade arm's); each arm's round logs to
 # runs/$(EXP)/<arm>/logs/round-NNNN.log. All arms run with the same thread count, so they stay comparable.
 ARM_JOBS ?= 1
+ifeq ($(shell [ "$(ARM_JOBS)" -ge 1 ] 2>/dev/null && echo ok),)
+$(error ARM_JOBS=$(ARM_JOBS): a number of arms at once, at least 1)
+endif
 MINUS1 = $(shell echo $$(($(1)-1)))
 ARM_THREADS := $(if $(filter 1,$(ARM_JOBS)),$(THREADS),$(shell t=$$(($(THREADS)/$(ARM_JOBS))); echo $$((t>0?t:1))))
 define ARM_ROUND

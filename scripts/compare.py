@@ -18,6 +18,7 @@ episodes, generated_tokens (agent), agent_tokens_trained, designer_tokens_traine
 """
 import csv
 import glob
+import json
 import html
 import math
 import os
@@ -163,8 +164,12 @@ def main():
         metrics = read_metrics(run)
         if start is not None:
             rows.append(dict(start, arm=arm, round=0))
+        evaluated = {m.get("round") for m in metrics if m.get("stage") == "spade-eval"}
+        every = int((json.load(open(os.path.join(run, "config.json"))) if os.path.exists(os.path.join(run, "config.json")) else {}).get("eval_every") or 1)
         for rd in sorted(glob.glob(os.path.join(run, "round-*"))):
-            if os.path.exists(os.path.join(rd, "memory.parquet")):  # finished rounds only (a run may be going on)
+            r = int(rd.rsplit("-", 1)[1])
+            # Finished rounds only (a run may be going on): trained, and evaluated when the round evaluates.
+            if os.path.exists(os.path.join(rd, "memory.parquet")) and (r % every != 0 or r in evaluated):
                 rows.append(dict(round_row(run, rd, metrics), arm=arm))
     out = os.path.join(exp, "compare.csv")
     with open(out + ".tmp", "w", newline="") as f:

@@ -18,8 +18,10 @@ read from the tables the stage wrote (`config.output`).
 
 - tensorboard: event files under RUNDIR/tb/ (tensorboardX; open with `tensorboard --logdir runs/`).
 - wandb: one W&B run per spade run (its id derived from RUNDIR, resumed on every call), the run's
-  config.json as its config; online, or offline with WANDB_MODE=offline (`wandb sync RUNDIR/wandb/...`
-  later).
+  config.json as its config; W&B's own step counts the logged lines (a resumed run refuses steps that
+  do not grow) and every metric is plotted against `policy_version`. Online, or offline with
+  WANDB_MODE=offline: each call then writes one folder RUNDIR/wandb/offline-run-*, all with the same
+  run id: `wandb sync RUNDIR/wandb/offline-run-*` sends them as one run.
 
 A logger that cannot start is an error naming it (exit 2); nothing in metrics.jsonl is changed.
 """
@@ -102,7 +104,7 @@ class TensorBoard:
             fail("LOGGERS=tensorboard needs the tensorboardX package (make venv installs it)")
         self.w = SummaryWriter(logdir=os.path.join(rundir, "tb"))
 
-    def log(self, step, values, hists):
+    def log(self, step, values, hists, _index):
         for k, v in values.items():
             self.w.add_scalar(k, v, global_step=step)
         for k, xs in hists.items():
@@ -131,12 +133,15 @@ class Wandb:
                                   config=config, reinit=True)
         except Exception as e:  # no login, no network: name it
             fail("LOGGERS=wandb: wandb.init failed (%s); log in, or set WANDB_MODE=offline" % e)
+        self.run.define_metric("policy_version")
+        self.run.define_metric("*", step_metric="policy_version")
 
-    def log(self, step, values, hists):
+    def log(self, step, values, hists, index):
         data = dict(values)
+        data["policy_version"] = step
         for k, xs in hists.items():
             data[k] = self.wandb.Histogram(xs)
-        self.run.log(data, step=step)
+        self.run.log(data, step=index)
 
     def close(self):
         self.run.finish()
@@ -182,7 +187,7 @@ def main():
     # Each logger keeps its own position: one added later catches up from the first line.
     for name in sinks:
         st = state.get(name, {})
-        offset, step = st.get("offset", 0), st.get("step", 0)
+        offset, step, index = st.get("offset", 0), st.get("step", 0), st.get("lines", 0)
         if offset > len(data):
             fail("%s is shorter than when %s last read it (%d bytes): remove %s to log it anew" % (metrics, name, offset, state_path))
         chunk = data[offset:]
@@ -203,9 +208,10 @@ def main():
             pv = line.get("policy_version")
             if isinstance(pv, int):
                 step = pv
-            sink.log(step, scalars(line), histograms(line))
+            sink.log(step, scalars(line), histograms(line), index)
+            index += 1
         sink.close()
-        state[name] = {"offset": offset + end, "step": step}
+        state[name] = {"offset": offset + end, "step": step, "lines": index}
         tmp = state_path + ".tmp"
         with open(tmp, "w") as f:
             json.dump(state, f)

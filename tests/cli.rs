@@ -34,6 +34,28 @@ fn every_stage_writes_its_man_page_and_completions() {
         }
         stage(s).arg("--generate=complete-elvish").assert().success();
         stage(s).args(["--generate", "complete-tcsh"]).assert().code(2).stderr(predicates::str::contains("complete-bash"));
+        stage(s).args(["--seed", "1", "--generate", "man"]).assert().code(2);
+        if *s == "spade-sample-corpus" {
+            let d = tmp();
+            let out = d.path().join("x.jsonl");
+            stage(s)
+                .arg(root().join("data/corpus"))
+                .arg("-o")
+                .arg(&out)
+                .args(["--generate", "man"])
+                .assert()
+                .code(2)
+                .stderr(predicates::str::contains("must be the first argument"));
+            assert!(!out.exists());
+        }
+        // A closed stdout is not an error.
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin(s))
+            .args(["--generate", "complete-bash"])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        assert_eq!(child.wait().unwrap().code(), Some(0), "{s} --generate into a closed pipe");
     }
 }
 

@@ -462,6 +462,7 @@ fn delayed_designer_batches_are_all_trained_and_live_logs_follow_the_run() {
     c.args(["round", "ROUND=3"]);
     run_ok(c);
     assert!(scored(&run.join("round-0003/step-1")).is_empty(), "a flushed batch is not trained twice");
+    assert_eq!(std::fs::read_to_string(run.join("round-0002/step-1/designer-batch.txt")).unwrap().split_whitespace().count(), 2);
 
     // The live logs: TensorBoard scalars at each policy version, return and regret histograms, read
     // with tensorboard's own reader; round 3 ran without LOGGERS and was not logged.
@@ -507,6 +508,16 @@ print(json.dumps({"loss_steps": [e.step for e in ea.Scalars("spade-grpo-step/pol
     let out = c.output().unwrap();
     assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("unknown logger `mlflow`"));
     assert!(!runs.join("e").exists(), "nothing ran");
+    // A flushed round recomputed ignores its own mark: it trains the same batches again.
+    std::fs::remove_dir_all(run.join("round-0002/step-1")).unwrap();
+    let mut c = make(&runs, &model, &corpus, &knobs);
+    c.args(["round", "ROUND=2", "FLUSH=1"]);
+    run_ok(c);
+    assert_eq!(scored(&run.join("round-0002/step-1")), both, "recomputed with the same batches");
+    let mut c = make(&runs, &model, &corpus, &knobs);
+    c.args(["experiment", "ARM_JOBS=0"]);
+    let out = c.output().unwrap();
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("ARM_JOBS=0"), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
 #[test]

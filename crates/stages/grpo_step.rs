@@ -214,6 +214,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     anyhow::ensure!(args.micro_batch > 0, "--micro-batch must be ≥ 1");
     anyhow::ensure!(args.mini_batches > 0, "--mini-batches must be ≥ 1");
     anyhow::ensure!(args.tis_cap > 0.0, "--tis-cap must be > 0");
+    anyhow::ensure!(args.designer_scale_max.is_finite() && args.designer_scale_max >= 0.0, "--designer-scale-max must be a number ≥ 0");
     if let Some(c) = args.dual_clip {
         anyhow::ensure!(c > 1.0, "--dual-clip must be > 1");
     }
@@ -282,6 +283,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         stage: "spade-grpo-step",
         model: &model_path.display().to_string(),
         initial_model: &trainer.state.initial_model,
+        base: &trainer.state.initial_model,
         round: args.common.round,
         step: m.step,
         data,

@@ -3,7 +3,7 @@
 //! Reads rollouts (only `env_id`, `arm`, `return` required; `success`, `status` optional), adds
 //! their plays to the environment memory (per round, and lifetime totals), scores every environment
 //! from its plays inside `--window` rounds up to `--round` (the current agent; an environment not
-//! played in the window keeps the measurement of the last round it was played in), and writes one
+//! played in the window keeps its last measurement), and writes one
 //! `scores` row per candidate (valid or not, joined on `candidate_id`) — or per environment when no
 //! candidates are given — plus the next memory. Raw designer rewards, not normalised (the trainer's
 //! job). With no rollouts at all, `--envs` starts a memory whose environments are labelled `seed`.
@@ -115,9 +115,9 @@ struct Args {
     lp_slow: f64,
 
     /// Rounds of plays that score an environment and set its label: those of rounds
-    /// `round − window + 1 ..= round` (1 = this round's policy only; 0 = every play since the
-    /// environment entered the memory). Delayed candidates are scored from the window at the round
-    /// they are trained in.
+    /// `round − window + 1 ..= round` (1 = this round's plays, every step's; 0 = every play since
+    /// the environment entered the memory). Delayed candidates are scored from the window at the
+    /// round they are trained in.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(i64).range(0..))]
     window: i64,
 
@@ -383,7 +383,8 @@ fn run(args: Args) -> anyhow::Result<()> {
         let mut per_skill: BTreeMap<String, (f64, i64)> = BTreeMap::new();
         for id in &played_order {
             let skill = memory.get(id).and_then(|e| e.skill.clone()).or_else(|| rollout_skills.get(id).cloned());
-            let (Some(skill), Some(p)) = (skill, memory.get(id).map(|e| e.current(round, args.window)).or_else(|| orphans.get(id).copied())) else {
+            // This call's plays only: a round of several steps updates the trackers once per step.
+            let (Some(skill), Some(p)) = (skill, plays.get(id).copied()) else {
                 continue;
             };
             let acc = per_skill.entry(skill).or_default();

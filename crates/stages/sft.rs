@@ -290,7 +290,8 @@ fn run(args: Args) -> anyhow::Result<()> {
     let card = spade_train::card::render(&spade_train::card::Card {
         stage: "spade-sft",
         model: &model_path.display().to_string(),
-        initial_model: &model_path.display().to_string(),
+        initial_model: &trainer.state.initial_model,
+        base: &model_path.display().to_string(),
         round: args.common.round,
         step: 0,
         data: vec![("environments (the pool)", args.pool.join(" ")), ("documents", args.docs.join(" "))],

@@ -87,6 +87,7 @@ pub struct Common {
     /// Print the man page (man) or a shell completion script (complete-bash, complete-zsh,
     /// complete-fish, complete-powershell, complete-elvish) to stdout and exit; must come first.
     #[arg(long, value_name = "KIND", help_heading = "Common")]
+    #[serde(skip)]
     pub generate: Option<String>,
 }
 
@@ -163,7 +164,8 @@ pub fn run_metrics_hook(path: &Path) {
         Ok(fd) => std::process::Stdio::from(fd),
         Err(_) => std::process::Stdio::null(),
     };
-    let status = std::process::Command::new("sh").arg("-c").arg(&cmd).env(env::METRICS_FILE, path).stdout(stdout).status();
+    let status =
+        std::process::Command::new("sh").arg("-c").arg(&cmd).env(env::METRICS_FILE, path).stdin(std::process::Stdio::null()).stdout(stdout).status();
     match status {
         Ok(s) if s.success() => {}
         Ok(s) => tracing::warn!("metrics hook `{cmd}` failed ({s}); the stage's outputs are written, the live logs lag"),
@@ -198,9 +200,16 @@ pub fn parse<T: Parser>() -> T {
             Some(k) => k.to_string(),
             None => raw.get(2).map(|k| k.to_string_lossy().to_string()).unwrap_or_default(),
         };
-        let mut out = std::io::stdout().lock();
-        match generate(T::command(), &kind, &mut out).and_then(|()| Ok(std::io::Write::flush(&mut out)?)) {
+        // Into a buffer first: the generators panic on a write error, and a closed stdout is not one.
+        let mut buf = Vec::new();
+        let written = generate(T::command(), &kind, &mut buf).and_then(|()| {
+            let mut out = std::io::stdout().lock();
+            out.write_all(&buf)?;
+            Ok(out.flush()?)
+        });
+        match written {
             Ok(()) => std::process::exit(0),
+            Err(e) if is_broken_pipe(&e) => std::process::exit(0),
             Err(e) => {
                 eprintln!("error: {e:#}");
                 std::process::exit(2)
@@ -330,6 +339,10 @@ pub fn init_logging(common: &Common) {
 /// printed once as one line on stderr, 0 when stdout was closed early (broken pipe).
 pub fn run(common: &Common, body: impl FnOnce() -> anyhow::Result<()>) -> ExitCode {
     init_logging(common);
+    if common.generate.is_some() {
+        eprintln!("error: --generate must be the first argument (`STAGE --generate KIND`)");
+        return ExitCode::from(2);
+    }
     match body() {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,

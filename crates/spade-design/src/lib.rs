@@ -53,8 +53,9 @@ pub fn hash_hex(parts: &[&str]) -> String {
 
 /// The skill of prompt group `i` in `round`. With `per_round` 0 every skill is used, round-robin over
 /// the groups and shifted by the round; with `per_round` k (1 ≤ k < skills) round r (from 1) uses the
-/// k skills starting at (r − 1)·k, wrapping (a disjoint window advancing by k each round, as the
-/// reference's skills per regeneration), round-robin over its groups.
+/// k skills starting at (r − 1)·k, wrapping (a window advancing by k each round, disjoint from the
+/// previous one while k divides the skill count, as the reference's skills per regeneration),
+/// round-robin over its groups.
 pub fn skill_for(skills: &[String], per_round: usize, round: u64, i: usize) -> &str {
     let n = skills.len();
     if per_round == 0 || per_round >= n {

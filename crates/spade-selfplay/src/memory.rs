@@ -2,9 +2,10 @@
 //! round (and their lifetime totals), latest scores and a label recomputed every round.
 //!
 //! Scores and labels measure the current agent: they come from the plays of a recent window of
-//! rounds (`window` rounds up to the current one; 0 = every play since the environment entered the
-//! memory). An environment not played inside the window keeps the measurement of the last round it
-//! was played in (as the reference keeps the score an environment got when it was last played).
+//! rounds (`window` rounds up to the current one, every step of each; 0 = every play since the
+//! environment entered the memory). An environment not played inside the window keeps its last
+//! measurement: the window that ended at the last round it was played in (as the reference keeps the
+//! score an environment got when it was last played).
 //! Lifetime totals are kept for reporting.
 //!
 //! Labels: `failing` (an episode failed through the environment), `leak` (hint arm always wins,
@@ -129,22 +130,26 @@ fn parse_history(s: &str) -> Result<Vec<(i64, Plays)>, String> {
 
 impl Entry {
     /// The plays that measure the current agent: those of rounds `round - window + 1 ..= round`
-    /// (every play with `window` 0); without any, those of the last round it was played in.
-    /// An entry without a history (a memory written before the `history` column) has only its
-    /// lifetime totals.
+    /// (every play with `window` 0); without any, the window that ended at the last round it was
+    /// played in (its last measurement). An entry without a history (a memory written before the
+    /// `history` column) has only its lifetime totals.
     pub fn current(&self, round: i64, window: i64) -> Plays {
         if window <= 0 || self.history.is_empty() {
             return self.plays;
         }
-        let mut p = Plays::default();
-        for (_, q) in self.history.iter().filter(|(r, _)| *r > round - window && *r <= round) {
-            p.merge(q);
-        }
+        let sum = |end: i64| {
+            let mut p = Plays::default();
+            for (_, q) in self.history.iter().filter(|(r, _)| *r > end - window && *r <= end) {
+                p.merge(q);
+            }
+            p
+        };
+        let p = sum(round);
         if p.played() {
             return p;
         }
-        match self.history.iter().rev().find(|(r, _)| *r <= round) {
-            Some((_, q)) => *q,
+        match self.history.iter().rev().find(|(r, q)| *r <= round && q.played()) {
+            Some((last, _)) => sum(*last),
             None => p,
         }
     }
@@ -280,6 +285,9 @@ impl Memory {
             Some(e) => {
                 e.plays.merge(plays);
                 e.last_round = e.last_round.max(round);
+                if !plays.played() {
+                    return true; // infrastructure errors only: no play to remember
+                }
                 match e.history.binary_search_by_key(&round, |(r, _)| *r) {
                     Ok(k) => e.history[k].1.merge(plays),
                     Err(k) => e.history.insert(k, (round, *plays)),
@@ -473,6 +481,12 @@ mod tests {
         assert_eq!(e.current(3, 0), e.plays, "0: every play");
         assert_eq!(e.current(4, 1), plays((4, 2.0, 2), (4, 1.0, 1)), "not played in round 4: its last measurement");
         assert_eq!(e.current(2, 1), plays((2, 2.0, 2), (2, 2.0, 2)), "as of round 2 (the past is not rewritten)");
+        assert_eq!(e.current(6, 3), plays((6, 4.0, 4), (6, 3.0, 3)), "stale: the window that ended at round 3");
+        // A round of infrastructure errors only is not a play: the last measurement stands.
+        m.record("a", &Plays::default(), 5);
+        let e = m.get("a").unwrap();
+        assert_eq!((e.history.len(), e.last_round), (2, 5));
+        assert_eq!(e.current(5, 1), plays((4, 2.0, 2), (4, 1.0, 1)));
         let cfg = RewardConfig::default();
         m.rescore(&cfg, &HashMap::new(), 3, 1);
         assert!((m.get("a").unwrap().nohint_win_rate.unwrap() - 0.25).abs() < 1e-12);

@@ -11,8 +11,11 @@ pub struct Card<'a> {
     pub stage: &'a str,
     /// The model the step started from.
     pub model: &'a str,
-    /// The run's initial model (the KL reference, the base of the run).
+    /// The run's initial model (the KL reference).
     pub initial_model: &'a str,
+    /// The model the run's weights descend from (its hub id, when its `config.json` names one,
+    /// becomes `base_model`).
+    pub base: &'a str,
     /// Self-play round (`--round`).
     pub round: u64,
     /// Policy version of the weights in the folder.
@@ -57,7 +60,7 @@ fn scalar_rows(prefix: &str, v: &Value, out: &mut Vec<(String, String)>) {
 /// The card as Markdown with YAML front matter.
 pub fn render(c: &Card) -> String {
     let mut s = String::from("---\n");
-    if let Some(id) = hub_id(c.initial_model) {
+    if let Some(id) = hub_id(c.base) {
         s += &format!("base_model: {}\n", yaml_str(&id));
     }
     s += "library_name: spade\npipeline_tag: text-generation\ntags:\n- spade\n- self-play\n- reinforcement-learning\n";
@@ -105,7 +108,8 @@ mod tests {
         let card = Card {
             stage: "spade-grpo-step",
             model: "runs/x/round-0001/step-0/checkpoint",
-            initial_model: d.to_str().unwrap(),
+            initial_model: "runs/x/warm",
+            base: d.to_str().unwrap(),
             round: 2,
             step: 5,
             data: vec![("rollouts", "r.parquet".into())],
@@ -120,7 +124,7 @@ mod tests {
         assert!(text.contains("\"lr\": 1e-6") || text.contains("\"lr\": 0.000001"), "{text}");
         std::fs::remove_dir_all(&d).unwrap();
         // A model without a hub id: no base_model key.
-        let text = render(&Card { initial_model: "/nonexistent/model.gguf", ..card });
+        let text = render(&Card { base: "/nonexistent/model.gguf", ..card });
         assert!(!text.contains("base_model:"));
     }
 }
