@@ -7,6 +7,7 @@ mod cli;
 mod design;
 mod eval;
 mod grpo;
+mod house;
 mod io;
 mod python;
 mod readme;

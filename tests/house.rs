@@ -1,0 +1,71 @@
+//! The house: every crate depends only on crates of a lower floor (crates/README.md's table), so the
+//! arrows between crates point down.
+
+use std::collections::BTreeMap;
+
+use crate::util::root;
+
+/// Folder → floor, from crates/README.md's table.
+fn floors() -> BTreeMap<String, u32> {
+    let text = std::fs::read_to_string(root().join("crates/README.md")).unwrap();
+    let mut out = BTreeMap::new();
+    for line in text.lines().filter(|l| l.starts_with("| `")) {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let name = cells[1].trim_matches('`').trim_end_matches('/').to_string();
+        let floor: u32 = cells[2].parse().unwrap_or_else(|_| panic!("crates/README.md: no floor for {name}: {line}"));
+        out.insert(name, floor);
+    }
+    out
+}
+
+/// The `spade-*` crates named in a manifest's `[dependencies]` (not dev-dependencies).
+fn spade_deps(manifest: &str) -> Vec<String> {
+    let mut section = String::new();
+    let mut deps = Vec::new();
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            section = line.to_string();
+            continue;
+        }
+        if section == "[dependencies]" {
+            let key = line.split(['=', '.', ' ']).next().unwrap_or("");
+            if key.starts_with("spade-") {
+                deps.push(key.to_string());
+            }
+        }
+    }
+    deps
+}
+
+#[test]
+fn every_crate_depends_only_on_lower_floors() {
+    let floors = floors();
+    let mut checked = 0;
+    let mut manifests: Vec<(String, u32, String)> = Vec::new();
+    for e in std::fs::read_dir(root().join("crates")).unwrap() {
+        let dir = e.unwrap().path();
+        let manifest = dir.join("Cargo.toml");
+        if !manifest.exists() {
+            continue;
+        }
+        let name = dir.file_name().unwrap().to_string_lossy().to_string();
+        let floor = *floors.get(&name).unwrap_or_else(|| panic!("crates/README.md has no row for {name}"));
+        manifests.push((name, floor, std::fs::read_to_string(manifest).unwrap()));
+    }
+    // The root package holds the stages (and the benches).
+    manifests.push(("stages".into(), floors["stages"], std::fs::read_to_string(root().join("Cargo.toml")).unwrap()));
+    for (name, floor, text) in &manifests {
+        for dep in spade_deps(text) {
+            let below = *floors.get(&dep).unwrap_or_else(|| panic!("{name} depends on {dep}, which crates/README.md does not list"));
+            assert!(below < *floor, "{name} (floor {floor}) depends on {dep} (floor {below}): arrows must point down");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 20, "only {checked} dependencies seen: is the manifest parser still right?");
+}
+
+#[test]
+fn the_manifest_reader_takes_dependencies_not_dev_dependencies() {
+    let deps = spade_deps("[package]\nname = \"x\"\n[dependencies]\nspade-io.workspace = true\nspade-model = { path = \"../m\" }\n[dev-dependencies]\nspade-cli.workspace = true\n");
+    assert_eq!(deps, ["spade-io", "spade-model"]);
+}
