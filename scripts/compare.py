@@ -6,7 +6,8 @@ usage: compare.py runs/<exp> ARM [ARM...]
 Each arm is a spade run folder runs/<exp>/<arm>. Reads only spade's files (the round tables and
 metrics.jsonl, with pyarrow) and writes runs/<exp>/compare.csv (one row per arm and round) and
 runs/<exp>/compare.html (one plot per metric, one line per arm, error bars = one standard error),
-runs/<exp>/compare.png (the six main metrics in one figure, for a README), and prints the CSV's path. Round 0 is the starting model's evaluation (eval-start.parquet of the
+runs/<exp>/compare.png (the six main metrics in one figure, for a README), runs/<exp>/compare.md (the
+table in Markdown, mean ± standard error), and prints the CSV's path. Round 0 is the starting model's evaluation (eval-start.parquet of the
 first arm that has one); its training columns are empty.
 
 Columns: validity (valid share of designed candidates), edge_share (share of played environments
@@ -118,6 +119,29 @@ def errorbar_plot(title, rows, arms, key):
 FIGURE = ["heldout_env", "rg", "nohint_return", "edge_share", "regret", "validity"]
 
 
+MD = [("validity", "validity"), ("edge_share", "edge share"), ("regret", "regret"), ("vendi_per_n", "Vendi/n"),
+      ("nohint_return", "no-hint return"), ("heldout_env", "held-out envs"), ("rg", "rg:easy"), ("episodes", "episodes"),
+      ("agent_tokens_trained", "agent tokens trained"), ("designer_tokens_trained", "designer tokens trained")]
+
+
+def markdown(path, rows):
+    """The comparison as a Markdown table, mean ± standard error where there is one."""
+    def cell(r, key):
+        v = r.get(key)
+        if v is None:
+            return ""
+        if isinstance(v, float):
+            se = r.get(key + "_se")
+            return "%.3f ± %.3f" % (v, se) if se is not None else "%.3f" % v
+        return "{:,}".format(v) if isinstance(v, int) else str(v)
+    lines = ["| arm | round | " + " | ".join(t for _, t in MD) + " |", "| --- " * (len(MD) + 2) + "|"]
+    for r in rows:
+        lines.append("| %s | %s | " % (r["arm"], r["round"]) + " | ".join(cell(r, k) for k, _ in MD) + " |")
+    with open(path + ".tmp", "w") as f:
+        f.write("\n".join(lines) + "\n")
+    os.replace(path + ".tmp", path)
+
+
 def figure(path, rows, arms):
     """The main metrics as one 2×3 PNG."""
     titles = dict(PLOTS)
@@ -189,6 +213,7 @@ def main():
         f.write("\n".join(parts))
     os.replace(page + ".tmp", page)
     figure(os.path.join(exp, "compare.png"), rows, arms)
+    markdown(os.path.join(exp, "compare.md"), rows)
     print(out)
 
 

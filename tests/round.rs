@@ -424,6 +424,9 @@ fn an_experiment_runs_its_arms_from_one_start_at_matched_compute_and_compares_th
     assert!(page.matches("data:image/png;base64,").count() >= 8, "one plot per metric");
     let fig = std::fs::read(exp.join("compare.png")).unwrap();
     assert!(fig.starts_with(b"\x89PNG"), "the README figure");
+    let md = std::fs::read_to_string(exp.join("compare.md")).unwrap();
+    assert_eq!(md.lines().count(), 2 + body.len(), "a Markdown row per CSV row:\n{md}");
+    assert!(md.lines().nth(2).unwrap().starts_with("| spade | 0 |"), "{md}");
 }
 
 /// The designer candidates a step scored, sorted.
