@@ -100,7 +100,7 @@ def draw(ax, title, rows, arms, key):
         pts = [(r["round"], r[key], r.get(key + "_se") or 0.0) for r in rows if r["arm"] == arm and r.get(key) is not None]
         if pts:
             xs, ys, es = zip(*pts)
-            ax.errorbar(xs, ys, yerr=es, marker="o", capsize=3, label=arm)
+            ax.errorbar(xs, ys, yerr=es, marker="o", capsize=3, label=arm, color="C%d" % arms.index(arm))  # one colour per arm
             drawn = True
     ax.set_title(title, fontsize=9)
     ax.set_xlabel("round")
