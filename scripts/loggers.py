@@ -31,6 +31,9 @@ import json
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tables import table  # noqa: E402
+
 LOGGERS = ("jsonl", "tensorboard", "wandb")
 
 
@@ -67,17 +70,10 @@ def scalars(line):
 
 
 def column(path, name, where=None):
-    """Values of a numeric column of a table the stage wrote (Parquet or JSONL), or []."""
-    if not path or path == "-" or not os.path.exists(path):
+    """Values of a numeric column of a table the stage wrote (Parquet, JSONL or a shard folder), or []."""
+    if not path or path == "-":
         return []
-    try:
-        if path.endswith(".jsonl"):
-            rows = [json.loads(x) for x in open(path) if x.strip()]
-        else:
-            import pyarrow.parquet as pq
-            rows = pq.read_table(path, columns=[c for c in (name, where and where[0]) if c]).to_pylist()
-    except Exception:
-        return []
+    rows = table(path, columns=[c for c in (name, where and where[0]) if c])
     return [r[name] for r in rows if isinstance(r.get(name), (int, float)) and (where is None or r.get(where[0]) == where[1])]
 
 
@@ -97,12 +93,14 @@ def histograms(line):
 
 
 class TensorBoard:
-    def __init__(self, rundir, _args):
+    def __init__(self, rundir, _args, offset):
         try:
             from tensorboardX import SummaryWriter
         except ImportError:
             fail("LOGGERS=tensorboard needs the tensorboardX package (make venv installs it)")
-        self.w = SummaryWriter(logdir=os.path.join(rundir, "tb"))
+        # One event file per call, named apart: tensorboardX names them by the second, and two stages
+        # can end within one (a same-named file would be written over).
+        self.w = SummaryWriter(logdir=os.path.join(rundir, "tb"), filename_suffix=".%d.%d" % (os.getpid(), offset))
 
     def log(self, step, values, hists, _index):
         for k, v in values.items():
@@ -203,7 +201,7 @@ def main():
             at += len(raw) + 1
         if not lines:
             continue
-        sink = TensorBoard(args.rundir, args) if name == "tensorboard" else Wandb(args.rundir, args)
+        sink = TensorBoard(args.rundir, args, offset) if name == "tensorboard" else Wandb(args.rundir, args)
         for line in lines:
             pv = line.get("policy_version")
             if isinstance(pv, int):

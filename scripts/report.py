@@ -17,7 +17,9 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-import pyarrow.parquet as pq  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tables import table  # noqa: E402,F401  (report.table: compare.py imports it from here)
 
 
 def read_metrics(run):
@@ -37,18 +39,6 @@ def png(fig):
     fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
     plt.close(fig)
     return '<img src="data:image/png;base64,%s"/>' % base64.b64encode(buf.getvalue()).decode()
-
-
-def table(path):
-    """Rows of a table: a Parquet file, or a folder of shard files (make round SHARDS=N, the Slurm
-    arrays) read as one table, as the stages read it (`*.partial.parquet` files are not part of it)."""
-    try:
-        if os.path.isdir(path):
-            files = sorted(glob.glob(os.path.join(path, "*.parquet")))
-            return [r for f in files if not f.endswith(".partial.parquet") for r in pq.read_table(f).to_pylist()]
-        return pq.read_table(path).to_pylist()
-    except Exception:
-        return []
 
 
 def validity_of(rd):
