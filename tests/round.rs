@@ -430,7 +430,7 @@ fn an_experiment_runs_its_arms_from_one_start_at_matched_compute_and_compares_th
 }
 
 /// The designer candidates a step scored, sorted.
-fn scored(step: &Path) -> Vec<String> {
+pub(crate) fn scored(step: &Path) -> Vec<String> {
     let mut ids = strs(&rows(&step.join("scores.parquet")), "candidate_id");
     ids.sort();
     ids

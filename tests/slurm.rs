@@ -11,7 +11,7 @@ use std::process::Command;
 use serde_json::Value;
 use spade_model::candle_core::Device;
 
-use crate::round::{clean_env, corpus, knobs, make, rows, run_ok};
+use crate::round::{clean_env, corpus, knobs, make, rows, run_ok, scored};
 use crate::util::*;
 
 struct Cluster;
@@ -133,13 +133,6 @@ fn same_run(a: &Path, b: &Path, rounds: u32, steps: u32, designs: bool) {
     assert_eq!(plots(a), plots(b), "the reports have the same plots");
 }
 
-/// Candidate ids a step's scores reward (the designer batch trained there).
-fn scored_candidates(step: &Path) -> Vec<String> {
-    let mut ids: Vec<String> = rows(&step.join("scores.parquet")).iter().filter_map(|r| r["candidate_id"].as_str().map(String::from)).collect();
-    ids.sort();
-    ids
-}
-
 #[test]
 #[ignore = "starts Slurm daemons: run by `make test-slurm`"]
 fn a_sharded_slurm_round_equals_the_single_process_round() {
@@ -187,7 +180,7 @@ fn a_sharded_slurm_round_equals_the_single_process_round() {
     // the run's last round (FLUSH=1), its own.
     for run in [&single, &slurm] {
         for (r, s) in [(1, 0), (1, 1), (2, 0)] {
-            assert!(scored_candidates(&run.join(format!("round-{r:04}/step-{s}"))).is_empty(), "round {r} step {s} trains no designer");
+            assert!(scored(&run.join(format!("round-{r:04}/step-{s}"))).is_empty(), "round {r} step {s} trains no designer");
         }
         let mut batch: Vec<String> = ["round-0001", "round-0002"]
             .iter()
@@ -195,7 +188,7 @@ fn a_sharded_slurm_round_equals_the_single_process_round() {
             .map(|r| r["candidate_id"].as_str().unwrap().to_string())
             .collect();
         batch.sort();
-        assert_eq!(scored_candidates(&run.join("round-0002/step-1")), batch, "round 2 trains round 1's designer batch and its own");
+        assert_eq!(scored(&run.join("round-0002/step-1")), batch, "round 2 trains round 1's designer batch and its own");
     }
     // The baseline played as many environments as the run it is matched to.
     let envs = |p: &Path| rows(p).iter().map(|r| r["env_id"].to_string()).collect::<std::collections::BTreeSet<_>>().len();
