@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build (once) llama.cpp's `llama-server`, an OpenAI-compatible inference server, from the llama.cpp
 # sources vendored in llama-cpp-python's source distribution on PyPI (pinned, checksum-verified).
-# It is the real server the server-backend tests and bench run against on loopback. Idempotent;
+# It is the real server the server-backend tests and bench run against on loopback; `llama-bench`
+# is built beside it (the model bench's single-stream peer). Idempotent;
 # slow the first time (~15-25 min on 2 cores). Prints the binary's path on stdout.
 #
 # Env: SPADE_LLAMA_SERVER_DIR (default: <repo>/.cache/llama-server), CMAKE_BUILD_PARALLEL_LEVEL (2).
@@ -38,8 +39,10 @@ tar xzf "$tarball" -C "$dir/src" --strip-components=1
   -DBUILD_SHARED_LIBS=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON \
   -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF \
   -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF >&2
-"$dir/tools/bin/cmake" --build "$dir/build" --target llama-server -j "${CMAKE_BUILD_PARALLEL_LEVEL:-2}" >&2
+"$dir/tools/bin/cmake" --build "$dir/build" --target llama-server llama-bench -j "${CMAKE_BUILD_PARALLEL_LEVEL:-2}" >&2
 mkdir -p "$dir/bin"
+# llama-bench beside it: the model bench's single-stream peer on the same model file.
+cp "$dir/build/bin/llama-bench" "$dir/bin/llama-bench.part" && mv "$dir/bin/llama-bench.part" "$dir/bin/llama-bench"
 cp "$dir/build/bin/llama-server" "$bin.part" && mv "$bin.part" "$bin"
 rm -rf "$dir/build" "$dir/src"
 echo "$bin"

@@ -8,11 +8,15 @@
 //! episode of every environment, 16 episodes) unless `SPADE_BENCH_FULL=1`; its rates are per
 //! episode and per token, so the two compare directly.
 //!
-//! When llama.cpp's `llama-server` is built (`scripts/llama-server.sh`, or `$SPADE_LLAMA_SERVER`), the
-//! same batched episodes are also played through it (the `--server` backend, 16 slots) on loopback.
+//! The batched episodes run on the generation engine with `SPADE_BENCH_SLOTS` slots (16), its keys
+//! and values kept across turns, and again on the static decoder it replaced (`SPADE_ENGINE=static`,
+//! same batch size). When llama.cpp's `llama-server` is built (`scripts/llama-server.sh`, or
+//! `$SPADE_LLAMA_SERVER`), they are also played through it (the `--server` backend, the same number
+//! of slots) on loopback; `embedded_vs_server_episodes_per_min` is the engine's rate over the server's.
 //!
 //! Environment: `SPADE_BENCH_QUICK=1` (4 environments, G=2, 1 turn, 16 tokens),
-//! `SPADE_BENCH_TURNS`, `SPADE_BENCH_TOKENS`, `SPADE_BENCH_FULL=1`, `SPADE_MODEL`, `SPADE_THREADS`.
+//! `SPADE_BENCH_TURNS`, `SPADE_BENCH_TOKENS`, `SPADE_BENCH_FULL=1`, `SPADE_BENCH_SLOTS`, `SPADE_MODEL`,
+//! `SPADE_THREADS`.
 
 use std::path::Path;
 use std::time::Instant;
@@ -98,7 +102,8 @@ fn main() {
     let margs = ModelArgs { threads: std::env::var("SPADE_THREADS").ok().and_then(|t| t.parse().ok()), ..Default::default() };
     let model_path = margs.model_path();
     let model = margs.load().unwrap_or_else(|e| panic!("loading {}: {e} (run scripts/fetch-model.sh)", model_path.display()));
-    let policy = ModelPolicy { model: &model, params: SamplingParams { temperature: 1.0, max_batch: 64, ..Default::default() } };
+    let slots = env_var("SPADE_BENCH_SLOTS", 16);
+    let policy = ModelPolicy { model: &model, params: SamplingParams { temperature: 1.0, max_batch: slots, ..Default::default() } };
     let worker = std::env::var_os(spade_sandbox::WORKER_ENV)
         .map(Into::into)
         .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_BIN_EXE_spade-sandbox-worker")));
@@ -108,6 +113,14 @@ fn main() {
     let t = Instant::now();
     let (b_out, b_stats) = play(&envs, &specs, &policy, &sandbox, &batched_cfg, &mut |_| {}).expect("batched play");
     eprintln!("batched: {} episodes in {:.1}s", b_out.len(), t.elapsed().as_secs_f64());
+    let engine_stats = model.engine_stats();
+
+    // The same episodes on the static decoder (read per call from the environment).
+    std::env::set_var(spade_model::generate::ENGINE_ENV, "static");
+    let t = Instant::now();
+    let (f_out, f_stats) = play(&envs, &specs, &policy, &sandbox, &batched_cfg, &mut |_| {}).expect("static play");
+    eprintln!("static decoder: {} episodes in {:.1}s", f_out.len(), t.elapsed().as_secs_f64());
+    std::env::remove_var(spade_model::generate::ENGINE_ENV);
 
     let seq_specs: Vec<EpisodeSpec> =
         if full { specs.clone() } else { specs.iter().copied().filter(|s| s.arm == Arm::NoHint && s.episode == 0).collect() };
@@ -122,7 +135,6 @@ fn main() {
         std::env::var_os("SPADE_LLAMA_SERVER").map(std::path::PathBuf::from).unwrap_or_else(|| root.join(".cache/llama-server/bin/llama-server"));
     let via_server = if server_bin.exists() {
         let threads: usize = std::env::var("RAYON_NUM_THREADS").ok().and_then(|t| t.parse().ok()).unwrap_or(2);
-        let slots = 16;
         let local = spade_model::LocalServer::start(&server_bin, &model_path, "bench", slots, 2048, threads).expect("llama-server");
         let args = spade_model::ServerArgs { server_concurrency: slots, ..Default::default() };
         let mut sm = model.clone();
@@ -139,7 +151,10 @@ fn main() {
         None
     };
 
-    let b = summary(&b_stats, &b_out);
+    let mut b = summary(&b_stats, &b_out);
+    b["engine"] = json!(engine_stats);
+    b["prompt_tokens_reused"] = json!(engine_stats.reused_tokens as f64 / engine_stats.prompt_tokens.max(1) as f64);
+    let f = summary(&f_stats, &f_out);
     let s = summary(&s_stats, &s_out);
     let speedup_eps = b["episodes_per_min"].as_f64().unwrap() / s["episodes_per_min"].as_f64().unwrap();
     let speedup_tok = b["generated_tokens_per_s"].as_f64().unwrap() / s["generated_tokens_per_s"].as_f64().unwrap();
@@ -153,13 +168,17 @@ fn main() {
         "max_turns": max_turns,
         "max_new_tokens": max_new_tokens,
         "quick": quick,
+        "slots": slots,
         "batched": b,
+        "static_batched": f,
+        "engine_vs_static_episodes_per_min": b["episodes_per_min"].as_f64().unwrap() / f["episodes_per_min"].as_f64().unwrap(),
         "one_at_a_time": s,
         "one_at_a_time_subset": !full,
         "speedup_episodes_per_min": speedup_eps,
         "speedup_tokens_per_s": speedup_tok,
         "server_batched": via_server,
-        "server_vs_embedded_episodes_per_min": via_server.as_ref().map(|v| v["episodes_per_min"].as_f64().unwrap() / b["episodes_per_min"].as_f64().unwrap()),
+        "embedded_vs_server_episodes_per_min": via_server.as_ref().map(|v| b["episodes_per_min"].as_f64().unwrap() / v["episodes_per_min"].as_f64().unwrap()),
+        "target": "embedded ≥ 2× llama-server with the same slots",
     });
     let dir = root.join("target/bench");
     std::fs::create_dir_all(&dir).unwrap();

@@ -128,8 +128,9 @@ struct Args {
     #[arg(long, default_value_t = 2048)]
     max_new_tokens: usize,
 
-    /// Sequences decoded together.
-    #[arg(long, default_value_t = 8)]
+    /// Sequences decoding at once (slots); one that finishes hands its slot to the next waiting
+    /// prompt (`--batch` is an alias)
+    #[arg(long = "slots", visible_alias = "batch", default_value_t = 32, value_name = "N")]
     batch: usize,
 
     /// Temperature of the --hint self call.
@@ -174,14 +175,9 @@ fn finish_str(f: FinishReason) -> &'static str {
     }
 }
 
-/// Generates `reqs` in chunks of `batch`, advancing `pb`.
+/// Generates `reqs` (`max_batch` at a time, a finished one's slot going to the next), advancing `pb`.
 fn generate(model: &Model, reqs: &[GenerationRequest], params: &SamplingParams, inc: impl Fn(u64)) -> anyhow::Result<Vec<Generation>> {
-    let mut out = Vec::with_capacity(reqs.len());
-    for chunk in reqs.chunks(params.max_batch.max(1)) {
-        out.extend(model.generate(chunk, params).context("generation")?);
-        inc(chunk.len() as u64);
-    }
-    Ok(out)
+    model.generate_with_progress(reqs, params, &mut |n| inc(n as u64)).context("generation")
 }
 
 fn run(args: Args) -> anyhow::Result<()> {
@@ -444,6 +440,9 @@ fn run(args: Args) -> anyhow::Result<()> {
     let n = w.finish().with_context(|| format!("writing {}", args.output))?;
     let parsed_final = rows.iter().filter(|r| r.final_code.is_some()).count();
     let tokens: usize = rows.iter().map(|r| r.response_ids.len()).sum();
+    if model.server().is_none() {
+        tracing::info!("{}", model.engine_stats());
+    }
     tracing::info!(
         "{n} candidates from {} prompts into {}: {parsed_first} parsed{}",
         groups.len(),

@@ -87,8 +87,9 @@ struct Args {
     #[arg(long, default_value_t = 512)]
     max_tokens: usize,
 
-    /// Sequences generated together.
-    #[arg(long, default_value_t = 8)]
+    /// Sequences decoding at once (slots); one that finishes hands its slot to the next waiting
+    /// prompt (`--batch` is an alias)
+    #[arg(long = "slots", visible_alias = "batch", default_value_t = 32, value_name = "N")]
     batch: usize,
 
     /// Score these responses instead of generating (`suite`, `task`, `item_id`, `response`;
@@ -367,19 +368,15 @@ fn generate(args: &Args, items: &[Item], envs: &[spade_rollout::EnvSpec], temper
             keys.push((i, s as i32));
         }
     }
-    // Similar lengths together: less padding per batch.
+    // Similar lengths together, an item's samples side by side (they share their prompt's prefill).
     let mut order: Vec<usize> = (0..reqs.len()).collect();
     order.sort_by_key(|&i| reqs[i].prompt.len());
     let reqs: Vec<GenerationRequest> = order.iter().map(|&i| reqs[i].clone()).collect();
     let keys: Vec<(usize, i32)> = order.iter().map(|&i| keys[i]).collect();
     let pb = args.common.progress(Some(reqs.len() as u64), "generating");
-    let chunk = args.batch.max(1);
-    for (rs, ks) in reqs.chunks(chunk).zip(keys.chunks(chunk)) {
-        let gens = model.generate(rs, &params)?;
-        for (g, &(item, sample)) in gens.into_iter().zip(ks) {
-            out.push(Answer::new(item, sample, g.text));
-        }
-        pb.inc(rs.len() as u64);
+    let gens = model.generate_with_progress(&reqs, &params, &mut |n| pb.inc(n as u64))?;
+    for (g, &(item, sample)) in gens.into_iter().zip(&keys) {
+        out.push(Answer::new(item, sample, g.text));
     }
     pb.finish_and_clear();
     out.sort_by_key(|a| (a.item, a.sample));
@@ -452,7 +449,6 @@ fn play_bfcl(args: &Args, model: &spade_model::Model, items: &[Item], params: &S
     }
     let ctx = model.context_length();
     let pb = args.common.progress(Some(eps.len() as u64), "bfcl-mt episodes");
-    let chunk = args.batch.max(1);
     loop {
         let mut live: Vec<(usize, Vec<u32>)> = Vec::new();
         for (e, ep) in eps.iter_mut().enumerate().filter(|(_, ep)| !ep.is_done()) {
@@ -470,7 +466,9 @@ fn play_bfcl(args: &Args, model: &spade_model::Model, items: &[Item], params: &S
             break;
         }
         live.sort_by_key(|(_, p)| p.len());
-        for part in live.chunks(chunk) {
+        // One call per turn for every live episode: the engine keeps `--slots` of them decoding.
+        {
+            let part = &live[..];
             let reqs: Vec<GenerationRequest> = part
                 .iter()
                 .map(|(e, p)| {

@@ -103,8 +103,9 @@ struct Args {
     #[arg(long, default_value_t = 0)]
     top_k: usize,
 
-    /// Sequences decoded together in one forward pass.
-    #[arg(long, default_value_t = 32)]
+    /// Sequences decoding at once (slots); one that finishes hands its slot to the next waiting
+    /// prompt (`--batch` is an alias)
+    #[arg(long = "slots", visible_alias = "batch", default_value_t = 32, value_name = "N")]
     batch: usize,
 
     /// Episodes live at once (their replies are sampled together).
@@ -303,6 +304,9 @@ fn run(args: Args) -> anyhow::Result<()> {
             finished.push(o.clone());
         });
         pb.finish_and_clear();
+        if model.server().is_none() {
+            tracing::info!("{}", model.engine_stats());
+        }
         match played {
             Ok((o, s)) => {
                 outcomes = o;

@@ -276,7 +276,7 @@ impl LayerGrads<'_> {
 
 /// Run `f` with the tensors as contiguous f32 slices of their CPU storage (read guards held
 /// meanwhile; None stays None).
-fn with_f32<R>(ts: &[Option<&Tensor>], f: impl FnOnce(&[Option<&[f32]>]) -> Result<R>) -> Result<R> {
+pub(crate) fn with_f32<R>(ts: &[Option<&Tensor>], f: impl FnOnce(&[Option<&[f32]>]) -> Result<R>) -> Result<R> {
     let guards: Vec<Option<_>> = ts.iter().map(|t| t.map(|t| t.storage_and_layout())).collect();
     let mut sl: Vec<Option<&[f32]>> = Vec::with_capacity(guards.len());
     for g in &guards {
@@ -453,7 +453,7 @@ pub(crate) fn rms_backward(x: &[f32], r: &[f32], w: &[f32], dy: &[f32], dx: &mut
 }
 
 /// `y = x · Wᵀ (+ bias)`: `x` `(n, in)`, `w` `(out, in)`.
-fn linear(x: &[f32], w: &[f32], bias: Option<&[f32]>, n: usize, inp: usize, out: usize) -> Vec<f32> {
+pub(crate) fn linear(x: &[f32], w: &[f32], bias: Option<&[f32]>, n: usize, inp: usize, out: usize) -> Vec<f32> {
     let mut y = zeros(n * out);
     gemm((false, true), (n, out, inp), 1.0, (x, inp), (w, inp), 0.0, (&mut y, out));
     if let Some(b) = bias {
@@ -603,7 +603,7 @@ fn softmax_avx2(row: &mut [f32]) {
 
 /// [`softmax_lanes`] on AVX2 where the CPU has it (the build targets baseline x86-64). No FMA
 /// contraction either way, so the numbers do not depend on the CPU.
-fn softmax_in_place(row: &mut [f32]) {
+pub(crate) fn softmax_in_place(row: &mut [f32]) {
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") {
         // SAFETY: AVX2 was just detected.
@@ -666,7 +666,7 @@ fn silu(x: f32) -> f32 {
     x / (1.0 + (-x).exp())
 }
 
-fn swiglu(g: &[f32], u: &[f32]) -> Vec<f32> {
+pub(crate) fn swiglu(g: &[f32], u: &[f32]) -> Vec<f32> {
     g.par_iter().zip(u.par_iter()).map(|(&g, &u)| silu(g) * u).collect()
 }
 

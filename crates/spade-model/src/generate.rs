@@ -94,18 +94,63 @@ pub(crate) fn prefill_chunk(batch: usize, heads: usize, length: usize) -> usize 
     (PREFILL_SCORE_BYTES / per_position).clamp(16, PREFILL_CHUNK)
 }
 
+/// Environment variable choosing the generation path: `engine` (default) or `static` (the
+/// fixed-batch decoder the engine replaced, kept as the benches' peer).
+pub const ENGINE_ENV: &str = "SPADE_ENGINE";
+
 impl Model {
     /// Generate continuations of many prompts: through the attached server
     /// ([`Model::set_server`]) if any, else with the model's inference representation.
     pub fn generate(&self, requests: &[GenerationRequest], params: &SamplingParams) -> Result<Vec<Generation>> {
+        self.generate_with_progress(requests, params, &mut |_| {})
+    }
+
+    /// [`Model::generate`], calling `done(n)` as sequences finish.
+    pub fn generate_with_progress(
+        &self,
+        requests: &[GenerationRequest],
+        params: &SamplingParams,
+        done: &mut dyn FnMut(usize),
+    ) -> Result<Vec<Generation>> {
         match self.server() {
-            Some(s) => s.generate(self, requests, params),
-            None => self.generate_repr(self.inference_repr(), requests, params),
+            Some(s) => {
+                let out = s.generate(self, requests, params)?;
+                done(out.len());
+                Ok(out)
+            }
+            None => self.generate_repr_with(self.inference_repr(), requests, params, done),
         }
     }
 
     /// Generate in a chosen representation (F32 gives log-probs equal to the trainer's).
     pub fn generate_repr(&self, repr: Repr, requests: &[GenerationRequest], params: &SamplingParams) -> Result<Vec<Generation>> {
+        self.generate_repr_with(repr, requests, params, &mut |_| {})
+    }
+
+    fn generate_repr_with(
+        &self,
+        repr: Repr,
+        requests: &[GenerationRequest],
+        params: &SamplingParams,
+        done: &mut dyn FnMut(usize),
+    ) -> Result<Vec<Generation>> {
+        if !(params.temperature >= 0.0) || !(params.top_p > 0.0) {
+            return Err(Error::Invalid("temperature must be ≥ 0 and top_p > 0".into()));
+        }
+        let st = self.stack(repr, false)?;
+        let static_path = std::env::var(ENGINE_ENV).is_ok_and(|v| v == "static");
+        if !static_path && crate::engine::supported(self, st) {
+            return self.generate_engine(repr, st, requests, params, done);
+        }
+        let out = self.generate_static(repr, requests, params)?;
+        done(out.len());
+        Ok(out)
+    }
+
+    /// The fixed-batch decoder: chunks of `max_batch` prompts, left-padded, decoded until the
+    /// slowest finishes, every prompt prefilled in full. The engine's peer in the benches, and the
+    /// path of models the engine does not cover (per-head q/k norms, GPUs).
+    pub fn generate_static(&self, repr: Repr, requests: &[GenerationRequest], params: &SamplingParams) -> Result<Vec<Generation>> {
         if !(params.temperature >= 0.0) || !(params.top_p > 0.0) {
             return Err(Error::Invalid("temperature must be ≥ 0 and top_p > 0".into()));
         }
@@ -204,7 +249,7 @@ impl Model {
         states.into_iter().map(|s| self.finish_seq(s, params)).collect()
     }
 
-    fn hits_stop(&self, tokens: &[u32], stop: &[String], max_stop: usize) -> Result<bool> {
+    pub(crate) fn hits_stop(&self, tokens: &[u32], stop: &[String], max_stop: usize) -> Result<bool> {
         // A stop string of L bytes spans at most L tokens (each token is ≥ 1 byte).
         let w = (max_stop + 1).min(tokens.len());
         let tail = self.tokenizer.decode(&tokens[tokens.len() - w..], false)?;

@@ -304,6 +304,12 @@ pub struct Model {
     fast: Option<(Repr, Stack)>,
     /// Generation through a server instead of the weights ([`Model::set_server`]).
     server: Option<Arc<crate::server::Server>>,
+    /// Keys and values of finished sequences, for prompts that extend them (the engine's).
+    pub(crate) kv_store: Arc<std::sync::Mutex<crate::engine::KvStore>>,
+    /// Whether `kv_store` keeps entries across generate calls ([`Model::set_prefix_cache`]).
+    pub(crate) keep_prefixes: bool,
+    /// Bytes of keys and values the engine may hold ([`Model::set_kv_budget`]).
+    pub(crate) kv_budget: usize,
     inv_freq: Tensor,
     /// Extra metadata: where the model was loaded from.
     pub(crate) source: String,
@@ -322,6 +328,9 @@ impl std::fmt::Debug for Model {
 }
 
 const MASKED: f32 = -1e30;
+
+/// The engine's default KV budget: 4 GiB.
+pub const DEFAULT_KV_BUDGET: usize = 4 << 30;
 
 impl Model {
     /// Assemble a model from its parts. `eos_ids` are the ids that end generation.
@@ -343,7 +352,23 @@ impl Model {
         let mut eos_ids = eos_ids;
         eos_ids.sort_unstable();
         eos_ids.dedup();
-        Ok(Model { config, weights, tokenizer, chat, device, eos_ids, dense, frozen, fast: None, server: None, inv_freq, source })
+        Ok(Model {
+            config,
+            weights,
+            tokenizer,
+            chat,
+            device,
+            eos_ids,
+            dense,
+            frozen,
+            fast: None,
+            server: None,
+            kv_store: Default::default(),
+            keep_prefixes: false,
+            kv_budget: DEFAULT_KV_BUDGET,
+            inv_freq,
+            source,
+        })
     }
 
     pub fn config(&self) -> &ModelConfig {
@@ -397,9 +422,38 @@ impl Model {
         self.fast.as_ref().map(|(r, _)| *r).unwrap_or(Repr::F32)
     }
 
+    /// Keep finished sequences' keys and values across generate calls, so a prompt extending an
+    /// earlier prompt and its completion (an episode's next turn) prefills only its new tokens.
+    /// Only for a model whose weights no longer change: a training step makes the kept values
+    /// stale (call [`Model::clear_prefix_cache`] after one). Off by default; the generating
+    /// stages turn it on.
+    pub fn set_prefix_cache(&mut self, on: bool) {
+        self.keep_prefixes = on;
+        self.clear_prefix_cache();
+    }
+
+    /// Forget every kept key and value.
+    pub fn clear_prefix_cache(&self) {
+        if let Ok(mut s) = self.kv_store.lock() {
+            s.clear();
+        }
+    }
+
+    /// Bytes of keys and values the engine may hold (live sequences and kept prefixes); a prompt
+    /// that would exceed it waits for a slot's sequence to finish.
+    pub fn set_kv_budget(&mut self, bytes: usize) {
+        self.kv_budget = bytes;
+    }
+
+    /// The engine's counters, summed over this model's generate calls.
+    pub fn engine_stats(&self) -> crate::engine::EngineStats {
+        self.kv_store.lock().map(|s| s.stats).unwrap_or_default()
+    }
+
     /// Choose the representation generation uses; Q8_0 quantises the current f32 weights.
     /// After the weights change (a training step), call it again to refresh the copy.
     pub fn set_inference_repr(&mut self, repr: Repr) -> Result<()> {
+        self.clear_prefix_cache();
         self.fast = match repr {
             Repr::F32 => None,
             r => Some((r, Stack::build(&self.config, &self.weights, r, false)?)),

@@ -75,11 +75,21 @@ pub struct ModelArgs {
     /// batched generation) or q8_0 (faster single-stream decode, log-probs off by ~0.05)
     #[arg(long, default_value = "f32", value_name = "REPR")]
     pub repr: Repr,
+    /// MiB of keys and values generation may hold: live sequences reserve their prompt and token
+    /// budget (one that would exceed it waits for a slot), finished ones are kept for prompts that
+    /// extend them (an episode's next turn, a group's shared prompt) until the space is needed
+    #[arg(long, env = KV_BUDGET_ENV, default_value_t = DEFAULT_KV_BUDGET_MIB, value_name = "MIB")]
+    pub kv_budget: usize,
 }
+
+/// Environment variable for `--kv-budget`.
+pub const KV_BUDGET_ENV: &str = "SPADE_KV_BUDGET";
+/// `--kv-budget`'s default, MiB.
+pub const DEFAULT_KV_BUDGET_MIB: usize = crate::model::DEFAULT_KV_BUDGET >> 20;
 
 impl Default for ModelArgs {
     fn default() -> Self {
-        ModelArgs { model: None, device: "cpu".into(), threads: None, temperature: 1.0, repr: Repr::F32 }
+        ModelArgs { model: None, device: "cpu".into(), threads: None, temperature: 1.0, repr: Repr::F32, kv_budget: DEFAULT_KV_BUDGET_MIB }
     }
 }
 
@@ -103,7 +113,9 @@ impl ModelArgs {
         }
     }
 
-    /// Apply `--threads`, load the model and build its inference representation.
+    /// Apply `--threads`, load the model for generation: its inference representation built,
+    /// `--kv-budget` set and finished sequences' keys and values kept across calls (the weights
+    /// do not change in a generating stage).
     pub fn load(&self) -> Result<Model> {
         if let Some(n) = self.threads {
             set_threads(n);
@@ -111,6 +123,8 @@ impl ModelArgs {
         let device = self.device()?;
         let mut m = crate::load::load(&self.model_path(), &device)?;
         m.set_inference_repr(self.repr)?;
+        m.set_kv_budget(self.kv_budget.saturating_mul(1 << 20));
+        m.set_prefix_cache(true);
         Ok(m)
     }
 

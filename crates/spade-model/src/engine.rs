@@ -1,0 +1,710 @@
+//! The generation engine: continuous batching over a fixed number of slots, with each
+//! sequence's keys and values kept in its own buffers and reused wherever a prompt extends tokens
+//! already computed.
+//!
+//! - **Slots.** At most `max_batch` sequences decode together; a sequence that finishes frees
+//!   its slot at once for the next waiting prompt (no batch waits for its slowest member).
+//! - **One flat step.** Every step runs the new tokens of all live sequences as the rows of one
+//!   matrix (a decoding sequence brings one row, a prefilling one a chunk of its prompt): the
+//!   linear layers are one GEMM over all rows, attention is computed per sequence over its own
+//!   cache (no padding, no masks).
+//! - **Prefix reuse.** A prompt starting with tokens whose keys and values are known (another
+//!   live sequence's, or a finished sequence's kept in the model's [`KvStore`]) copies them and
+//!   prefills only the rest: the G samples of a group prefill their prompt once, and an
+//!   episode's next turn (its transcript so far plus the environment's reply) prefills only the
+//!   reply when the store is kept across calls ([`crate::Model::set_prefix_cache`]).
+//! - **Bounded memory.** A sequence reserves its prompt plus its token budget; one that would
+//!   take the live sequences over the KV budget waits; the store gives back its oldest entries
+//!   first.
+//!
+//! Every row is computed by the same arithmetic whatever its batch-mates (per-row GEMMs,
+//! per-row attention), and every sequence samples from its own seeded stream, so a sequence's
+//! output does not depend on the slot count or on the order in which the others finish.
+//!
+//! Attention is written out here (dot products and an axpy per key, eight lanes wide), on the
+//! CPU in f32; the projections run on the stack's representation: f32 (log-probs equal the
+//! scorer's) or quantised ([`crate::Repr`]).
+
+use std::collections::VecDeque;
+
+use candle_core::{Module, Tensor};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::blocks::{gemm, softmax_in_place, with_f32};
+use crate::error::{Error, Result};
+use crate::generate::{sample, FinishReason, Generation, GenerationRequest, SamplingParams};
+use crate::model::{Lin, Model, Repr, Stack};
+
+/// Prompt positions one sequence prefills per step (chunked prefill keeps a long prompt from
+/// stalling the decoding sequences for long).
+const CHUNK: usize = 256;
+/// Rows one step takes before further prefill waits for the next step (decode rows always run).
+const STEP_ROWS: usize = 512;
+/// A prompt waits for a live sequence that is still prefilling a common prefix at least this
+/// long, then copies its keys and values instead of computing them again.
+const MIN_SHARE: usize = 16;
+/// Query rows per attention GEMM of a prefill chunk (a block needs the keys up to its last row only).
+const ATT_ROWS: usize = 128;
+
+/// Counters of the engine, summed over the model's calls.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct EngineStats {
+    /// Sequences generated.
+    pub sequences: usize,
+    /// Prompt tokens of those sequences.
+    pub prompt_tokens: usize,
+    /// Prompt tokens whose keys and values were copied instead of computed.
+    pub reused_tokens: usize,
+    /// Positions run through the model (prefill and decode).
+    pub computed_tokens: usize,
+    /// Tokens sampled.
+    pub generated_tokens: usize,
+    /// Forward steps.
+    pub steps: usize,
+    /// Times a prompt waited for KV memory.
+    pub kv_waits: usize,
+}
+
+impl std::fmt::Display for EngineStats {
+    /// One line for a stage's log: sequences, prompt tokens reused, positions computed.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let pct = 100.0 * self.reused_tokens as f64 / self.prompt_tokens.max(1) as f64;
+        write!(
+            f,
+            "engine: {} sequences, {} of {} prompt tokens reused ({pct:.0}%), {} positions computed in {} steps, {} tokens generated",
+            self.sequences, self.reused_tokens, self.prompt_tokens, self.computed_tokens, self.steps, self.generated_tokens
+        )?;
+        if self.kv_waits > 0 {
+            write!(f, ", {} waits for KV memory", self.kv_waits)?;
+        }
+        Ok(())
+    }
+}
+
+/// One sequence's keys and values: per layer, `(len, kv_dim)` row-major.
+#[derive(Clone, Default)]
+pub(crate) struct SeqKv {
+    k: Vec<Vec<f32>>,
+    v: Vec<Vec<f32>>,
+    len: usize,
+}
+
+impl SeqKv {
+    fn new(layers: usize, capacity: usize) -> Self {
+        SeqKv {
+            k: (0..layers).map(|_| Vec::with_capacity(capacity)).collect(),
+            v: (0..layers).map(|_| Vec::with_capacity(capacity)).collect(),
+            len: 0,
+        }
+    }
+
+    /// The first `n` positions, in buffers with room for `capacity` floats each.
+    fn prefix(&self, n: usize, kd: usize, capacity: usize) -> SeqKv {
+        let cut = |b: &Vec<f32>| {
+            let mut o = Vec::with_capacity(capacity.max(n * kd));
+            o.extend_from_slice(&b[..n * kd]);
+            o
+        };
+        SeqKv { k: self.k.iter().map(cut).collect(), v: self.v.iter().map(cut).collect(), len: n }
+    }
+
+    fn bytes(&self) -> usize {
+        4 * self.k.iter().chain(&self.v).map(Vec::len).sum::<usize>()
+    }
+
+    fn shrink(&mut self) {
+        self.k.iter_mut().chain(self.v.iter_mut()).for_each(Vec::shrink_to_fit);
+    }
+}
+
+struct Stored {
+    tokens: Vec<u32>,
+    kv: SeqKv,
+    used: u64,
+}
+
+/// Keys and values of finished sequences, found again by the longest common prefix with a new
+/// prompt. Kept in the model across calls when [`crate::Model::set_prefix_cache`] is on.
+#[derive(Default)]
+pub struct KvStore {
+    entries: Vec<Stored>,
+    bytes: usize,
+    clock: u64,
+    /// The representation the entries were computed in.
+    repr: Option<Repr>,
+    pub(crate) stats: EngineStats,
+}
+
+fn common_prefix(a: &[u32], b: &[u32]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
+impl KvStore {
+    /// The entry sharing the longest prefix with `prompt`, and that length.
+    fn best(&self, prompt: &[u32]) -> Option<(usize, usize)> {
+        self.entries.iter().enumerate().map(|(i, e)| (i, common_prefix(&e.tokens, prompt))).filter(|&(_, n)| n > 0).max_by_key(|&(i, n)| (n, i))
+    }
+
+    fn insert(&mut self, tokens: Vec<u32>, mut kv: SeqKv) {
+        if kv.len == 0 {
+            return;
+        }
+        // An entry the new one extends is of no further use.
+        let before = self.entries.len();
+        self.entries.retain(|e| !(e.tokens.len() <= tokens.len() && tokens.starts_with(&e.tokens)));
+        if self.entries.len() != before {
+            self.bytes = self.entries.iter().map(|e| e.kv.bytes()).sum();
+        }
+        kv.shrink();
+        self.clock += 1;
+        self.bytes += kv.bytes();
+        self.entries.push(Stored { tokens, kv, used: self.clock });
+    }
+
+    /// Drop the least recently used entries until the store holds at most `bytes`.
+    fn evict_to(&mut self, bytes: usize) {
+        while self.bytes > bytes && !self.entries.is_empty() {
+            let (i, _) = self.entries.iter().enumerate().min_by_key(|(_, e)| e.used).expect("non-empty");
+            let e = self.entries.swap_remove(i);
+            self.bytes -= e.kv.bytes();
+        }
+    }
+
+    /// Forget every entry (the weights changed).
+    pub fn clear(&mut self) {
+        self.entries.clear();
+        self.bytes = 0;
+    }
+
+    /// Bytes held.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Entries held.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+/// A sequence in a slot.
+struct Live {
+    req: usize,
+    rng: ChaCha8Rng,
+    /// Prompt and sampled tokens; keys and values are known for the first `kv.len`.
+    tokens: Vec<u32>,
+    prompt_len: usize,
+    logprobs: Vec<f32>,
+    budget: usize,
+    reserve: usize,
+    kv: SeqKv,
+}
+
+/// Sizes the engine needs.
+#[derive(Clone, Copy)]
+struct Dims {
+    d: usize,
+    nh: usize,
+    nkv: usize,
+    hd: usize,
+    eps: f32,
+    layers: usize,
+}
+
+impl Dims {
+    fn qd(&self) -> usize {
+        self.nh * self.hd
+    }
+    fn kd(&self) -> usize {
+        self.nkv * self.hd
+    }
+}
+
+/// Whether the engine can run this stack: CPU, no per-head q/k norms.
+pub(crate) fn supported(model: &Model, st: &Stack) -> bool {
+    model.device.is_cpu() && st.layers.iter().all(|l| l.q_norm.is_none() && l.k_norm.is_none())
+}
+
+/// `x · Wᵀ (+ bias)` for `rows` rows of `inp` floats, in the weight's representation.
+fn apply(lin: &Lin, bias: Option<&Tensor>, x: &[f32], rows: usize, inp: usize) -> Result<Vec<f32>> {
+    let mut y = match lin {
+        // Few rows: candle's matmul (a BLAS GEMM packs the whole weight per call); many: the BLAS.
+        Lin::Dense(w) => {
+            let t = Tensor::from_slice(x, (rows, inp), &candle_core::Device::Cpu)?;
+            crate::ops::linear(&t, w)?.flatten_all()?.to_vec1::<f32>()?
+        }
+        Lin::Quant(q) => {
+            let t = Tensor::from_slice(x, (rows, inp), &candle_core::Device::Cpu)?;
+            q.forward(&t)?.flatten_all()?.to_vec1::<f32>()?
+        }
+    };
+    if let Some(b) = bias {
+        with_f32(&[Some(b)], |sl| {
+            let b = sl[0].expect("bias");
+            y.chunks_mut(b.len()).for_each(|row| add(row, b));
+            Ok(())
+        })?;
+    }
+    Ok(y)
+}
+
+// The elementwise pieces run in the calling thread: a step's rows are few, and waking the pool
+// for each of them made its threads spin against the BLAS's (a sixth of a decode step).
+
+/// RMSNorm of each row of `x` into `out` (as [`crate::blocks::rms_forward`], in this thread).
+fn rms(x: &[f32], w: &[f32], eps: f32, out: &mut [f32]) {
+    let d = w.len();
+    for (o, x) in out.chunks_mut(d).zip(x.chunks(d)) {
+        let ms = x.iter().map(|&v| (v as f64) * (v as f64)).sum::<f64>() / d as f64;
+        let r = (1.0 / ((ms + eps as f64).sqrt())) as f32;
+        for ((o, &x), &w) in o.iter_mut().zip(x).zip(w) {
+            *o = x * r * w;
+        }
+    }
+}
+
+fn add(x: &mut [f32], y: &[f32]) {
+    x.iter_mut().zip(y).for_each(|(x, y)| *x += y);
+}
+
+fn swiglu(g: &[f32], u: &[f32]) -> Vec<f32> {
+    g.iter().zip(u).map(|(&g, &u)| g / (1.0 + (-g).exp()) * u).collect()
+}
+
+/// Rotate every head of every row in place (rotate-half layout) at the row's position.
+fn rope(x: &mut [f32], heads: usize, hd: usize, pos: &[usize], inv_freq: &[f32]) {
+    let half = hd / 2;
+    x.chunks_mut(heads * hd).zip(pos).for_each(|(xr, &p)| {
+        let (cos, sin): (Vec<f32>, Vec<f32>) = inv_freq.iter().map(|&f| (p as f32 * f).sin_cos()).map(|(s, c)| (c, s)).unzip();
+        for h in xr.chunks_mut(hd) {
+            let (a, b) = h.split_at_mut(half);
+            for j in 0..half {
+                let (x1, x2) = (a[j], b[j]);
+                a[j] = x1 * cos[j] - x2 * sin[j];
+                b[j] = x2 * cos[j] + x1 * sin[j];
+            }
+        }
+    });
+}
+
+#[inline(always)]
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [0f32; 8];
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 = ca.remainder().iter().zip(cb.remainder()).map(|(x, y)| x * y).sum();
+    for (x, y) in ca.zip(cb) {
+        for l in 0..8 {
+            acc[l] += x[l] * y[l];
+        }
+    }
+    tail + acc.iter().sum::<f32>()
+}
+
+/// One attention task: query rows `j0..j1` of one sequence (positions `past + j`), the `g`
+/// query heads of KV head `kvh`. `q`: the sequence's rows `(n, qd)`; `k`, `v`: its cache
+/// `(past + n, kd)`. Returns `(j1 − j0, g · hd)`: each row's heads side by side.
+#[inline(always)]
+fn attend_lanes(q: &[f32], k: &[f32], v: &[f32], (j0, j1, past): (usize, usize, usize), kvh: usize, dm: Dims, scale: f32) -> Vec<f32> {
+    let (hd, qd, kd) = (dm.hd, dm.qd(), dm.kd());
+    let g = dm.nh / dm.nkv;
+    let mut out = vec![0f32; (j1 - j0) * g * hd];
+    let mut p = vec![0f32; g * (past + j1)];
+    for j in j0..j1 {
+        let keys = past + j + 1;
+        for t in 0..keys {
+            let kr = &k[t * kd + kvh * hd..t * kd + (kvh + 1) * hd];
+            for h in 0..g {
+                let qo = j * qd + (kvh * g + h) * hd;
+                p[h * keys + t] = dot(&q[qo..qo + hd], kr) * scale;
+            }
+        }
+        let o = &mut out[(j - j0) * g * hd..(j - j0 + 1) * g * hd];
+        for h in 0..g {
+            softmax_in_place(&mut p[h * keys..(h + 1) * keys]);
+        }
+        for t in 0..keys {
+            let vr = &v[t * kd + kvh * hd..t * kd + (kvh + 1) * hd];
+            for h in 0..g {
+                let w = p[h * keys + t];
+                for (o, &x) in o[h * hd..(h + 1) * hd].iter_mut().zip(vr) {
+                    *o += w * x;
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn attend_avx2(q: &[f32], k: &[f32], v: &[f32], rows: (usize, usize, usize), kvh: usize, dm: Dims, scale: f32) -> Vec<f32> {
+    attend_lanes(q, k, v, rows, kvh, dm, scale)
+}
+
+/// [`attend_lanes`] on AVX2 where the CPU has it (no FMA contraction either way).
+fn attend(q: &[f32], k: &[f32], v: &[f32], rows: (usize, usize, usize), kvh: usize, dm: Dims, scale: f32) -> Vec<f32> {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: AVX2 was just detected.
+        return unsafe { attend_avx2(q, k, v, rows, kvh, dm, scale) };
+    }
+    attend_lanes(q, k, v, rows, kvh, dm, scale)
+}
+
+/// [`attend`] for a block of prefill rows, on two GEMMs per query head: the scores of the rows
+/// against the keys up to the last row, a causal softmax, then the values.
+fn attend_gemm(q: &[f32], k: &[f32], v: &[f32], (j0, j1, past): (usize, usize, usize), kvh: usize, dm: Dims, scale: f32) -> Vec<f32> {
+    let (hd, qd, kd) = (dm.hd, dm.qd(), dm.kd());
+    let g = dm.nh / dm.nkv;
+    let (m, keys) = (j1 - j0, past + j1);
+    let mut out = vec![0f32; m * g * hd];
+    let mut p = vec![0f32; m * keys];
+    for h in 0..g {
+        let qo = j0 * qd + (kvh * g + h) * hd;
+        gemm((false, true), (m, keys, hd), scale, (&q[qo..], qd), (&k[kvh * hd..], kd), 0.0, (&mut p, keys));
+        for (i, row) in p.chunks_mut(keys).enumerate() {
+            let seen = past + j0 + i + 1;
+            let (a, b) = row.split_at_mut(seen);
+            softmax_in_place(a);
+            b.fill(0.0);
+        }
+        gemm((false, false), (m, hd, keys), 1.0, (&p, keys), (&v[kvh * hd..], kd), 0.0, (&mut out[h * hd..], g * hd));
+    }
+    out
+}
+
+impl Model {
+    fn engine_dims(&self) -> Dims {
+        let c = &self.config;
+        Dims {
+            d: c.hidden_size,
+            nh: c.num_attention_heads,
+            nkv: c.num_kv_heads(),
+            hd: c.head_dim(),
+            eps: c.rms_norm_eps as f32,
+            layers: c.num_hidden_layers,
+        }
+    }
+
+    /// Bytes of keys and values one position takes.
+    pub fn kv_bytes_per_token(&self) -> usize {
+        let dm = self.engine_dims();
+        2 * dm.layers * dm.kd() * 4
+    }
+
+    /// Generate with the engine (see the module docs); `done(n)` is called as sequences finish.
+    pub(crate) fn generate_engine(
+        &self,
+        repr: Repr,
+        st: &Stack,
+        reqs: &[GenerationRequest],
+        params: &SamplingParams,
+        done: &mut dyn FnMut(usize),
+    ) -> Result<Vec<Generation>> {
+        let dm = self.engine_dims();
+        let kd = dm.kd();
+        let ctx = self.context_length();
+        let slots = params.max_batch.max(1);
+        let per_token = self.kv_bytes_per_token();
+        let max_stop = params.stop.iter().map(|s| s.len()).max().unwrap_or(0);
+        if let Some(i) = reqs.iter().position(|r| r.prompt.is_empty()) {
+            return Err(Error::Invalid(format!("empty prompt (request {i})")));
+        }
+        let mut results: Vec<Option<Generation>> = vec![None; reqs.len()];
+        let mut waiting: VecDeque<usize> = (0..reqs.len()).collect();
+        let mut live: Vec<Live> = Vec::new();
+        let mut local = KvStore::default();
+        let mut shared = self.kv_store.lock().map_err(|_| Error::Invalid("KV store poisoned by a panic".into()))?;
+        let store: &mut KvStore = if self.keep_prefixes { &mut shared } else { &mut local };
+        if store.repr != Some(repr) {
+            store.clear();
+            store.repr = Some(repr);
+        }
+        let mut stats = EngineStats::default();
+        loop {
+            // Admit waiting prompts into free slots.
+            while live.len() < slots {
+                let Some(&i) = waiting.front() else { break };
+                let r = &reqs[i];
+                let budget = params.max_new_tokens.min(ctx.saturating_sub(r.prompt.len()));
+                if budget == 0 {
+                    waiting.pop_front();
+                    results[i] = Some(self.finish_generation(Vec::new(), Vec::new(), FinishReason::Length, params)?);
+                    stats.sequences += 1;
+                    stats.prompt_tokens += r.prompt.len();
+                    done(1);
+                    continue;
+                }
+                let reserve = (r.prompt.len() + budget) * per_token;
+                let reserved: usize = live.iter().map(|l| l.reserve).sum();
+                if !live.is_empty() && reserved + reserve > self.kv_budget {
+                    stats.kv_waits += 1;
+                    break;
+                }
+                // Keys and values already known for a prefix of the prompt (the last prompt
+                // token always runs: its logits give the first sample).
+                let limit = r.prompt.len() - 1;
+                let from_store = store.best(&r.prompt).map(|(e, n)| (Some(e), None, n.min(limit)));
+                let from_live = live
+                    .iter()
+                    .enumerate()
+                    .map(|(j, l)| (None, Some(j), common_prefix(&l.tokens[..l.kv.len], &r.prompt).min(limit)))
+                    .max_by_key(|x| x.2);
+                let best = [from_store, from_live].into_iter().flatten().max_by_key(|x| x.2).unwrap_or((None, None, 0));
+                // A live sequence still prefilling a longer common prefix: wait for it.
+                let coming = live.iter().map(|l| common_prefix(&l.tokens[..l.prompt_len], &r.prompt).min(limit)).max().unwrap_or(0);
+                if coming >= best.2 + MIN_SHARE {
+                    break;
+                }
+                waiting.pop_front();
+                let cap = (r.prompt.len() + budget) * kd;
+                let kv = match best {
+                    (Some(e), _, n) if n > 0 => {
+                        store.clock += 1;
+                        store.entries[e].used = store.clock;
+                        store.entries[e].kv.prefix(n, kd, cap)
+                    }
+                    (_, Some(j), n) if n > 0 => live[j].kv.prefix(n, kd, cap),
+                    _ => SeqKv::new(dm.layers, cap),
+                };
+                stats.sequences += 1;
+                stats.prompt_tokens += r.prompt.len();
+                stats.reused_tokens += kv.len;
+                live.push(Live {
+                    req: i,
+                    rng: ChaCha8Rng::seed_from_u64(r.seed),
+                    tokens: r.prompt.clone(),
+                    prompt_len: r.prompt.len(),
+                    logprobs: Vec::new(),
+                    budget,
+                    reserve,
+                    kv,
+                });
+            }
+            if live.is_empty() {
+                debug_assert!(waiting.is_empty());
+                break;
+            }
+            // This step's rows: one per decoding sequence, a chunk per prefilling one.
+            let mut plan: Vec<(usize, usize)> = Vec::new();
+            let mut rows = 0;
+            for (j, l) in live.iter().enumerate() {
+                let pending = l.tokens.len() - l.kv.len;
+                let n = pending.min((l.kv.len / CHUNK + 1) * CHUNK - l.kv.len);
+                if n > 1 && rows > 0 && rows + n > STEP_ROWS {
+                    continue;
+                }
+                plan.push((j, n));
+                rows += n;
+            }
+            let logits = self.engine_step(st, dm, &mut live, &plan)?;
+            stats.steps += 1;
+            stats.computed_tokens += rows;
+            // Sample for every sequence whose pending tokens all ran.
+            let vocab = if logits.0.is_empty() { 0 } else { logits.1.len() / logits.0.len() };
+            let mut finished: Vec<(usize, FinishReason)> = Vec::new();
+            for (row, &j) in logits.1.chunks(vocab.max(1)).zip(&logits.0) {
+                let l = &mut live[j];
+                let (tok, lp) = sample(row, params, &mut l.rng);
+                l.tokens.push(tok);
+                l.logprobs.push(lp);
+                stats.generated_tokens += 1;
+                let generated = &l.tokens[l.prompt_len..];
+                let finish = if params.stop_on_eos && self.eos_ids.contains(&tok) {
+                    Some(FinishReason::Eos)
+                } else if max_stop > 0 && self.hits_stop(generated, &params.stop, max_stop)? {
+                    Some(FinishReason::Stop)
+                } else if generated.len() >= l.budget {
+                    Some(FinishReason::Length)
+                } else {
+                    None
+                };
+                if let Some(f) = finish {
+                    finished.push((j, f));
+                }
+            }
+            finished.sort_by_key(|&(j, _)| std::cmp::Reverse(j));
+            let n_done = finished.len();
+            for (j, f) in finished {
+                let l = live.swap_remove(j);
+                let generated = l.tokens[l.prompt_len..].to_vec();
+                results[l.req] = Some(self.finish_generation(generated, l.logprobs, f, params)?);
+                let mut tokens = l.tokens;
+                tokens.truncate(l.kv.len);
+                store.insert(tokens, l.kv);
+            }
+            let reserved: usize = live.iter().map(|l| l.reserve).sum();
+            store.evict_to(self.kv_budget.saturating_sub(reserved));
+            if n_done > 0 {
+                done(n_done);
+            }
+        }
+        accumulate(&mut shared.stats, &stats);
+        results.into_iter().map(|g| g.ok_or_else(|| Error::Invalid("a sequence never finished".into()))).collect()
+    }
+
+    /// One forward over the planned rows (`(live index, rows)`): appends their keys and values
+    /// to each sequence's cache and returns the live indices that sample, with their logits
+    /// `(m, vocab)`.
+    fn engine_step(&self, st: &Stack, dm: Dims, live: &mut [Live], plan: &[(usize, usize)]) -> Result<(Vec<usize>, Vec<f32>)> {
+        let (d, qd, kd, hd) = (dm.d, dm.qd(), dm.kd(), dm.hd);
+        let inv_freq = self.config.inv_freq();
+        // Row layout: each planned sequence's rows, in plan order.
+        let mut ids = Vec::new();
+        let mut pos = Vec::new();
+        let mut offsets = Vec::with_capacity(plan.len());
+        for &(j, n) in plan {
+            let l = &live[j];
+            offsets.push(ids.len());
+            ids.extend_from_slice(&l.tokens[l.kv.len..l.kv.len + n]);
+            pos.extend(l.kv.len..l.kv.len + n);
+        }
+        let r = ids.len();
+        let mut x = with_f32(&[Some(&st.embed)], |sl| {
+            let e = sl[0].expect("embeddings");
+            let mut x = Vec::with_capacity(r * d);
+            for &t in &ids {
+                let t = t as usize;
+                if (t + 1) * d > e.len() {
+                    return Err(Error::Invalid(format!("token id {t} outside the vocabulary")));
+                }
+                x.extend_from_slice(&e[t * d..(t + 1) * d]);
+            }
+            Ok(x)
+        })?;
+        let scale = 1.0 / (hd as f32).sqrt();
+        let mut h = vec![0f32; r * d];
+        for (li, layer) in st.layers.iter().enumerate() {
+            with_f32(&[Some(&layer.in_norm)], |sl| {
+                rms(&x, sl[0].expect("norm"), dm.eps, &mut h);
+                Ok(())
+            })?;
+            let mut q = apply(&layer.q, layer.q_b.as_ref(), &h, r, d)?;
+            let mut k = apply(&layer.k, layer.k_b.as_ref(), &h, r, d)?;
+            let v = apply(&layer.v, layer.v_b.as_ref(), &h, r, d)?;
+            rope(&mut q, dm.nh, hd, &pos, &inv_freq);
+            rope(&mut k, dm.nkv, hd, &pos, &inv_freq);
+            for (&(j, n), &o) in plan.iter().zip(&offsets) {
+                let c = &mut live[j].kv;
+                c.k[li].extend_from_slice(&k[o * kd..(o + n) * kd]);
+                c.v[li].extend_from_slice(&v[o * kd..(o + n) * kd]);
+            }
+            // Attention: tasks of (sequence, KV head, block of query rows). A decoding row is a
+            // task of the pool (dot products by hand); a prefill block is two GEMMs on the BLAS.
+            let mut tasks = Vec::new();
+            for (p, &(_, n)) in plan.iter().enumerate() {
+                for kvh in 0..dm.nkv {
+                    for j0 in (0..n).step_by(ATT_ROWS) {
+                        tasks.push((p, kvh, j0, (j0 + ATT_ROWS).min(n)));
+                    }
+                }
+            }
+            let live_ro: &[Live] = live;
+            let run = |&(p, kvh, j0, j1): &(usize, usize, usize, usize)| {
+                let (j, n) = plan[p];
+                let c = &live_ro[j].kv;
+                let o = offsets[p];
+                let rows = (j0, j1, c.len);
+                if n == 1 {
+                    attend(&q[o * qd..(o + n) * qd], &c.k[li], &c.v[li], rows, kvh, dm, scale)
+                } else {
+                    attend_gemm(&q[o * qd..(o + n) * qd], &c.k[li], &c.v[li], rows, kvh, dm, scale)
+                }
+            };
+            let outs: Vec<Vec<f32>> =
+                if plan.iter().all(|&(_, n)| n == 1) { tasks.par_iter().map(run).collect() } else { tasks.iter().map(run).collect() };
+            let g = dm.nh / dm.nkv;
+            let mut y = vec![0f32; r * qd];
+            for (&(p, kvh, j0, j1), out) in tasks.iter().zip(&outs) {
+                let o = offsets[p];
+                for (jj, row) in (j0..j1).zip(out.chunks(g * hd)) {
+                    let at = (o + jj) * qd + kvh * g * hd;
+                    y[at..at + g * hd].copy_from_slice(row);
+                }
+            }
+            drop(outs);
+            let a = apply(&layer.o, layer.o_b.as_ref(), &y, r, qd)?;
+            add(&mut x, &a);
+            with_f32(&[Some(&layer.post_norm)], |sl| {
+                rms(&x, sl[0].expect("norm"), dm.eps, &mut h);
+                Ok(())
+            })?;
+            let gate = apply(&layer.gate, None, &h, r, d)?;
+            let up = apply(&layer.up, None, &h, r, d)?;
+            let f = gate.len() / r;
+            let act = swiglu(&gate, &up);
+            drop((gate, up));
+            let down = apply(&layer.down, None, &act, r, f)?;
+            add(&mut x, &down);
+        }
+        for &(j, n) in plan {
+            live[j].kv.len += n;
+        }
+        // Logits at the last row of every sequence whose pending tokens all ran.
+        let mut sampling = Vec::new();
+        let mut last = Vec::new();
+        for (&(j, n), &o) in plan.iter().zip(&offsets) {
+            if live[j].kv.len == live[j].tokens.len() {
+                sampling.push(j);
+                last.extend_from_slice(&x[(o + n - 1) * d..(o + n) * d]);
+            }
+        }
+        if sampling.is_empty() {
+            return Ok((sampling, Vec::new()));
+        }
+        let m = sampling.len();
+        let mut hn = vec![0f32; m * d];
+        with_f32(&[Some(&st.norm)], |sl| {
+            rms(&last, sl[0].expect("norm"), dm.eps, &mut hn);
+            Ok(())
+        })?;
+        let logits = apply(&st.head, None, &hn, m, d)?;
+        Ok((sampling, logits))
+    }
+}
+
+fn accumulate(a: &mut EngineStats, b: &EngineStats) {
+    a.sequences += b.sequences;
+    a.prompt_tokens += b.prompt_tokens;
+    a.reused_tokens += b.reused_tokens;
+    a.computed_tokens += b.computed_tokens;
+    a.generated_tokens += b.generated_tokens;
+    a.steps += b.steps;
+    a.kv_waits += b.kv_waits;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_store_finds_the_longest_prefix_and_evicts_the_oldest() {
+        let kv = |n: usize| {
+            let mut s = SeqKv::new(1, 0);
+            s.k[0] = vec![0.0; n];
+            s.v[0] = vec![0.0; n];
+            s.len = n;
+            s
+        };
+        let mut st = KvStore::default();
+        st.insert(vec![1, 2, 3], kv(3));
+        st.insert(vec![1, 2, 9, 9], kv(4));
+        assert_eq!(st.best(&[1, 2, 3, 4]), Some((0, 3)));
+        assert_eq!(st.best(&[1, 2, 9]), Some((1, 3)));
+        assert_eq!(st.best(&[5]), None);
+        // An extension replaces the entry it extends.
+        st.insert(vec![1, 2, 3, 4, 5], kv(5));
+        assert_eq!(st.len(), 2);
+        assert_eq!(st.bytes(), 4 * 2 * (4 + 5));
+        st.evict_to(4 * 2 * 5);
+        assert_eq!(st.len(), 1);
+        assert_eq!(st.best(&[1, 2, 3, 4, 5, 6]), Some((0, 5)));
+    }
+}
