@@ -1,4 +1,5 @@
-//! Batched generation with a KV cache: temperature / top-p / top-k, stop strings and EOS, max new
+//! Generation: the engine ([`crate::engine`]; continuous batching, prefix reuse) or the static
+//! decoder it replaced (`SPADE_ENGINE=static`), both with temperature / top-p / top-k, stop strings and EOS, max new
 //! tokens, one seed per sequence (a sequence's sample never depends on its batch-mates), and the
 //! log-prob of every sampled token under the sampling policy.
 //!
@@ -29,7 +30,8 @@ pub struct SamplingParams {
     pub stop: Vec<String>,
     /// Stop at the model's end-of-sequence / end-of-turn tokens.
     pub stop_on_eos: bool,
-    /// Sequences decoded together (larger batches run faster per token, up to memory).
+    /// Slots: sequences decoding at once (more run faster per token, up to the KV budget); on the
+    /// engine a finished sequence's slot goes at once to the next waiting prompt.
     pub max_batch: usize,
 }
 
