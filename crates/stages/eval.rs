@@ -380,6 +380,9 @@ fn generate(args: &Args, items: &[Item], envs: &[spade_rollout::EnvSpec], temper
     }
     pb.finish_and_clear();
     out.sort_by_key(|a| (a.item, a.sample));
+    if model.server().is_none() {
+        tracing::info!("{}", model.engine_stats());
+    }
     Ok(out)
 }
 

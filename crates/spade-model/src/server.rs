@@ -302,7 +302,8 @@ impl Server {
         // The text may carry the end token too (vLLM keeps special tokens and stop strings in it).
         if !decoded.starts_with(text) && !(ends_eos && model.tokenizer().decode(&tokens, false)?.starts_with(text)) {
             // Where they part: the first differing character, with a little context.
-            let at = decoded.char_indices().zip(text.chars()).find(|((_, a), b)| a != b).map(|((i, _), _)| i).unwrap_or(decoded.len().min(text.len()));
+            let at =
+                decoded.char_indices().zip(text.chars()).find(|((_, a), b)| a != b).map(|((i, _), _)| i).unwrap_or(decoded.len().min(text.len()));
             let from = decoded[..at].char_indices().rev().nth(20).map(|(i, _)| i).unwrap_or(0);
             return Err(Error::Server(format!(
                 "the reported token ids decode to {:?}, not the reply's text {:?} (from byte {at}: {:?} vs {:?}): the server left tokens out of its log-probs",
