@@ -128,9 +128,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    let args: Args = spade_cli::parse();
-    let common = args.common.clone();
-    spade_cli::run(&common, || run(args))
+    spade_cli::main(|a: &Args| &a.common, run)
 }
 
 /// One response to score: item index, sample, text; `verdict` is set when there is nothing to

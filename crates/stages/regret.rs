@@ -171,9 +171,7 @@ fn unit_interval(s: &str) -> Result<f64, String> {
 }
 
 fn main() -> ExitCode {
-    let args: Args = spade_cli::parse();
-    let common = args.common.clone();
-    spade_cli::run(&common, || run(args))
+    spade_cli::main(|a: &Args| &a.common, run)
 }
 
 fn read(args: &[String]) -> anyhow::Result<Vec<Batch>> {

@@ -150,9 +150,7 @@ enum PoolChoice {
 }
 
 fn main() -> ExitCode {
-    let args: Args = spade_cli::parse();
-    let common = args.common.clone();
-    spade_cli::run(&common, || run(args))
+    spade_cli::main(|a: &Args| &a.common, run)
 }
 
 /// Distinct `env_id`s of a table (a matched run's rollouts).

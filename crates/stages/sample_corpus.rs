@@ -76,9 +76,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    let args: Args = spade_cli::parse();
-    let common = args.common.clone();
-    spade_cli::run(&common, || run(args))
+    spade_cli::main(|a: &Args| &a.common, run)
 }
 
 fn run(args: Args) -> anyhow::Result<()> {

@@ -337,6 +337,20 @@ pub fn init_logging(common: &Common) {
 
 /// Runs a stage body and maps its outcome to an exit status: 0 on success, 2 with the error chain
 /// printed once as one line on stderr, 0 when stdout was closed early (broken pipe).
+/// A stage's whole `main`: parse its arguments ([`parse`]), then [`run`] its body with them.
+/// `common` picks the stage's [`Common`] flags out of its arguments.
+///
+/// ```ignore
+/// fn main() -> ExitCode {
+///     spade_cli::main(|a: &Args| &a.common, run)
+/// }
+/// ```
+pub fn main<T: Parser>(common: impl Fn(&T) -> &Common, body: impl FnOnce(T) -> anyhow::Result<()>) -> ExitCode {
+    let args: T = parse();
+    let c = common(&args).clone();
+    run(&c, || body(args))
+}
+
 pub fn run(common: &Common, body: impl FnOnce() -> anyhow::Result<()>) -> ExitCode {
     init_logging(common);
     if common.generate.is_some() {
@@ -359,11 +373,6 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
         c.downcast_ref::<std::io::Error>().map(|io| io.kind() == std::io::ErrorKind::BrokenPipe).unwrap_or(false)
             || c.to_string().contains("Broken pipe")
     })
-}
-
-/// The error of a stage whose logic is not built yet.
-pub fn not_implemented(stage: &str) -> anyhow::Result<()> {
-    bail!("{stage}: not implemented yet")
 }
 
 /// The full configuration of a call, as JSON, for metadata and metrics.
