@@ -159,8 +159,8 @@ fn agree(cfg: StepConfig, kl_ref: bool) {
     let conf_path = d.path().join("config.json");
     std::fs::write(&conf_path, conf.to_string()).unwrap();
     // The batch as the PyTorch script sees it: every sample before advantages (it computes them).
-    let (mut raw, _) = read_agent(&[r.clone()]).unwrap();
-    raw.extend(read_designer(&[c.clone()], &[s.clone()], DesignerGroup::Skill).unwrap().0);
+    let (mut raw, _) = read_agent(std::slice::from_ref(&r)).unwrap();
+    raw.extend(read_designer(std::slice::from_ref(&c), std::slice::from_ref(&s), DesignerGroup::Skill).unwrap().0);
     let raw_path = d.path().join("raw.json");
     std::fs::write(&raw_path, serde_json::to_string(&raw).unwrap()).unwrap();
     let out = d.path().join("torch.json");
@@ -484,7 +484,7 @@ fn one_step_on_the_default_model_moves_log_probs_the_right_way() {
     let mk = |resp: &[u32], reward: f64| {
         let tokens: Vec<u32> = prompt.iter().chain(resp).copied().collect();
         let mask: Vec<u8> = (0..tokens.len()).map(|i| u8::from(i >= prompt.len())).collect();
-        let lp = m.token_logprobs(&[tokens.clone()], 1.0).unwrap().squeeze(0).unwrap().to_vec1::<f32>().unwrap();
+        let lp = m.token_logprobs(std::slice::from_ref(&tokens), 1.0).unwrap().squeeze(0).unwrap().to_vec1::<f32>().unwrap();
         let behaviour = lp.iter().zip(&mask).map(|(l, k)| if *k == 1 { *l } else { 0.0 }).collect();
         Sample { role: Role::Agent, tokens, mask, behaviour, temperature: 1.0, reward, group: "g".into(), advantage: 0.0, policy_version: Some(0) }
     };

@@ -79,7 +79,7 @@ fn rollouts_through_the_server_match_the_embedded_backend() {
         let tokens = u32s(&r["token_ids"]);
         let mask: Vec<u64> = r["loss_mask"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
         let lps: Vec<f64> = r["logprobs"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
-        let scored = model.token_logprobs_no_grad(&[tokens.clone()], 1.0, None).unwrap().remove(0);
+        let scored = model.token_logprobs_no_grad(std::slice::from_ref(&tokens), 1.0, None).unwrap().remove(0);
         for t in (0..tokens.len()).filter(|&t| mask[t] == 1) {
             sum += (scored[t] as f64 - lps[t]).abs();
             n += 1;

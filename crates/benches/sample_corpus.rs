@@ -62,6 +62,7 @@ fn corpus(dir: &Path) -> u64 {
 }
 
 /// Runs a command, returning (seconds, peak RSS in MiB) of that child alone (wait4's rusage).
+#[allow(clippy::zombie_processes)] // reaped by wait4, which clippy does not see
 fn measure(cmd: &mut Command) -> (f64, f64) {
     let t = Instant::now();
     let child = cmd.spawn().expect("spawn");

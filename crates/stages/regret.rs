@@ -200,7 +200,10 @@ fn discount(reward: f64, repairs: Option<i32>, factor: f64) -> f64 {
 }
 
 /// Aggregates this call's episodes per environment.
-fn aggregate(batches: &[Batch]) -> anyhow::Result<(Vec<String>, HashMap<String, Plays>, HashMap<String, String>)> {
+/// Environment ids in first-seen order, their plays, and each one's skill.
+type Aggregated = (Vec<String>, HashMap<String, Plays>, HashMap<String, String>);
+
+fn aggregate(batches: &[Batch]) -> anyhow::Result<Aggregated> {
     let mut order = Vec::new();
     let mut plays: HashMap<String, Plays> = HashMap::new();
     let mut skills = HashMap::new();

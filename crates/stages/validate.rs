@@ -257,7 +257,7 @@ fn write(path: &str, batch: &RecordBatch, meta: &WriteMeta) -> anyhow::Result<us
     if batch.num_rows() > 0 {
         w.write(batch)?;
     }
-    Ok(w.finish().with_context(|| format!("writing {path}"))?)
+    w.finish().with_context(|| format!("writing {path}"))
 }
 
 fn run(args: Args) -> anyhow::Result<()> {

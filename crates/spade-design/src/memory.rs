@@ -69,10 +69,10 @@ const HEADER_KEYS: [&str; 4] = ["skill", "skills", "setting", "hint"];
 
 /// `code` without the leading header comments (`# skill:`, `# setting:`, `# hint:`).
 pub fn strip_header(code: &str) -> String {
-    let mut lines = code.lines().peekable();
+    let lines = code.lines().peekable();
     let mut out = Vec::new();
     let mut in_header = true;
-    while let Some(line) = lines.next() {
+    for line in lines {
         if in_header {
             let t = line.trim();
             let is_key = t
@@ -117,7 +117,7 @@ pub fn read_memory(inputs: &[String]) -> Result<Vec<MemoryEntry>> {
 }
 
 fn has_py(dir: &Path) -> Result<bool> {
-    Ok(py_files(dir)?.len() > 0)
+    Ok(!py_files(dir)?.is_empty())
 }
 
 fn py_files(dir: &Path) -> Result<Vec<PathBuf>> {

@@ -50,10 +50,10 @@ fn timed(m: &Model, repr: Repr, prompts: &[Vec<u32>], new: usize, engine: bool) 
 fn figures(m: &Model, repr: Repr, engine: bool, quick: bool) -> Value {
     let long = prompt_ids(m, PREFILL);
     let short = long[..32].to_vec();
-    timed(m, repr, &[short.clone()], 2, engine); // warm-up
-    let t_prefill = (0..2).map(|_| timed(m, repr, &[long.clone()], 1, engine)).fold(f64::MAX, f64::min);
-    let t1 = timed(m, repr, &[short.clone()], 1, engine);
-    let tn = timed(m, repr, &[short.clone()], DECODE + 1, engine);
+    timed(m, repr, std::slice::from_ref(&short), 2, engine); // warm-up
+    let t_prefill = (0..2).map(|_| timed(m, repr, std::slice::from_ref(&long), 1, engine)).fold(f64::MAX, f64::min);
+    let t1 = timed(m, repr, std::slice::from_ref(&short), 1, engine);
+    let tn = timed(m, repr, std::slice::from_ref(&short), DECODE + 1, engine);
     let decode = DECODE as f64 / (tn - t1);
     let mut r = json!({ "prefill_tok_s": PREFILL as f64 / t_prefill, "decode_tok_s": decode });
     for b in if quick { vec![8] } else { vec![8, 32] } {

@@ -133,10 +133,10 @@ impl ModelConfig {
         if self.hidden_act != "silu" {
             return Err(model_err(format!("unsupported hidden_act {:?}", self.hidden_act)));
         }
-        if self.num_attention_heads == 0 || self.num_attention_heads % self.num_kv_heads() != 0 {
+        if self.num_attention_heads == 0 || !self.num_attention_heads.is_multiple_of(self.num_kv_heads()) {
             return Err(model_err("num_attention_heads must be a multiple of num_key_value_heads"));
         }
-        if self.head_dim() % 2 != 0 {
+        if !self.head_dim().is_multiple_of(2) {
             return Err(model_err("head_dim must be even"));
         }
         Ok(())

@@ -627,6 +627,7 @@ impl Model {
         st.head.forward(&x)
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn attention(
         &self,
         l: &Layer,

@@ -43,7 +43,7 @@ pub fn parse_device(s: &str) -> Result<Device> {
         }
         None => return Err(Error::Invalid(format!("bad device {s:?} (cpu | cuda:N)"))),
     };
-    Ok(Device::new_cuda(ord).map_err(|e| Error::Invalid(format!("device cuda:{ord}: {e}")))?)
+    Device::new_cuda(ord).map_err(|e| Error::Invalid(format!("device cuda:{ord}: {e}")))
 }
 
 /// Set the number of compute threads. Must run before the first tensor operation (candle reads

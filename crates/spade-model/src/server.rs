@@ -300,7 +300,7 @@ impl Server {
         let body = if ends_eos { &tokens[..tokens.len() - 1] } else { &tokens[..] };
         let decoded = model.tokenizer().decode(body, false)?;
         // The text may carry the end token too (vLLM keeps special tokens and stop strings in it).
-        if !decoded.starts_with(text) && !(ends_eos && model.tokenizer().decode(&tokens, false)?.starts_with(text)) {
+        if !(decoded.starts_with(text) || ends_eos && model.tokenizer().decode(&tokens, false)?.starts_with(text)) {
             // Where they part: the first differing character, with a little context.
             let at =
                 decoded.char_indices().zip(text.chars()).find(|((_, a), b)| a != b).map(|((i, _), _)| i).unwrap_or(decoded.len().min(text.len()));

@@ -124,7 +124,10 @@ fn inference_runs_outside_the_graph_on_the_same_weights() {
 }
 
 /// Gradient sums per weight of `Σ coef ⊙ log-probs` through the checkpointed backward.
-fn checkpointed_grads(m: &Model, seqs: &[Vec<u32>], coef: &Tensor, needed: Option<&[Vec<bool>]>) -> (Vec<Vec<f32>>, Vec<(String, Vec<f32>)>) {
+/// Log-probs per sequence, and each named weight's gradient.
+type Grads = (Vec<Vec<f32>>, Vec<(String, Vec<f32>)>);
+
+fn checkpointed_grads(m: &Model, seqs: &[Vec<u32>], coef: &Tensor, needed: Option<&[Vec<bool>]>) -> Grads {
     let c = m.token_logprobs_checkpointed(seqs, 0.7, needed).unwrap();
     let lp = c.logprobs().to_vec2::<f32>().unwrap();
     let vars = m.weights().named_vars();

@@ -74,7 +74,7 @@ impl Policy for ScriptedPolicy<'_> {
             self.prompts.lock().unwrap_or_else(|e| e.into_inner()).push(prompt);
             let mut tokens = self.encode(&text)?;
             let budget = max_new_tokens.min(self.context_length().saturating_sub(r.prompt.len()));
-            let finish = if tokens.len() + 1 <= budget {
+            let finish = if tokens.len() < budget {
                 tokens.extend(eos);
                 if eos.is_some() {
                     FinishReason::Eos

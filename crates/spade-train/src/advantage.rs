@@ -108,7 +108,7 @@ mod tests {
         let s = (2.0f64 / 9.0).sqrt();
         assert!((a[4] - (2.0 / 3.0) / (s + STD_EPS)).abs() < 1e-12);
         assert!((a[5] - (-1.0 / 3.0) / (s + STD_EPS)).abs() < 1e-12);
-        assert!((a[4] - 1.4142135).abs() < 1e-6);
+        assert!((a[4] - std::f64::consts::SQRT_2).abs() < 1e-6);
         assert_eq!(st, GroupStats { groups: 2, dropped_groups: 0, dropped_samples: 0 });
     }
 
