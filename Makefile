@@ -169,8 +169,9 @@ bench: deps venv model
 	$(CARGO) bench --bench sample_corpus
 	$(CARGO) bench --bench sandbox
 	SPADE_LLAMA_SERVER=$$($(SHELL) scripts/llama-server.sh) $(CARGO) bench --bench rollout
+	$(CARGO) bench --bench design
 	$(CARGO) bench --bench grpo
-	SPADE_LLAMA_PYTHON=$$($(SHELL) crates/spade-model/scripts/llama-cpp-venv.sh) $(CARGO) bench -p spade-model --bench model
+	SPADE_LLAMA_BENCH=$$(dirname $$($(SHELL) scripts/llama-server.sh))/llama-bench $(CARGO) bench -p spade-model --bench model
 	@echo "bench results in target/bench/*.json"
 
 # ---- one round ----------------------------------------------------------------------------

@@ -12,7 +12,7 @@ dir="${SPADE_LLAMA_SERVER_DIR:-$root/.cache/llama-server}"
 version=0.3.36
 sha256=832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e
 bin="$dir/bin/llama-server"
-if [[ -x "$bin" ]]; then
+if [[ -x "$bin" && -x "$dir/bin/llama-bench" ]]; then
   echo "$bin"
   exit 0
 fi

@@ -2,8 +2,9 @@
 //! batched decode throughput at batch 8 and 32, for f32 and Q8_0, at 1 and 2 threads (one child
 //! process per thread count: candle reads its thread count once), on the generation engine and
 //! on the static decoder it replaced (same run, ratios written); plus llama.cpp's single-stream
-//! figures on the same model file (llama-cpp-python from the cached venv, else the
-//! `llama-bench` that `scripts/llama-server.sh` builds) and `decode_ratio_vs_llama_cpp`.
+//! figures on the same model file and `decode_ratio_vs_llama_cpp`: its `llama-bench` when
+//! `SPADE_LLAMA_BENCH` names it (`make bench` passes the one `scripts/llama-server.sh` builds), else
+//! llama-cpp-python from the cached venv, else `.cache/llama-server/bin/llama-bench`.
 //! Writes target/bench/model.json.
 //!
 //! Run: `cargo bench -p spade-model --bench model` (env: SPADE_MODEL, SPADE_LLAMA_PYTHON,
@@ -142,7 +143,8 @@ fn main() {
         let m = load(&model, &Device::Cpu).unwrap();
         std::fs::write(&tmp, serde_json::to_string(&prompt_ids(&m, PREFILL)).unwrap()).unwrap();
     }
-    let llama = llama_python();
+    // An explicit llama-bench (as `make bench` passes) wins over the llama-cpp-python venv.
+    let llama = if std::env::var_os("SPADE_LLAMA_BENCH").is_some() { None } else { llama_python() };
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/llama_bench.py");
     let mut results = serde_json::Map::new();
     for &t in &threads {
