@@ -278,11 +278,15 @@ fn swiglu(g: &[f32], u: &[f32]) -> Vec<f32> {
     g.iter().zip(u).map(|(&g, &u)| g / (1.0 + (-g).exp()) * u).collect()
 }
 
-/// Rotate every head of every row in place (rotate-half layout) at the row's position.
-fn rope(x: &mut [f32], heads: usize, hd: usize, pos: &[usize], inv_freq: &[f32]) {
+/// Each row's rotary table at its position: `(cos, sin)` of `pos · inv_freq`, `hd / 2` each.
+fn rope_tables(pos: &[usize], inv_freq: &[f32]) -> Vec<(Vec<f32>, Vec<f32>)> {
+    pos.iter().map(|&p| inv_freq.iter().map(|&f| (p as f32 * f).sin_cos()).map(|(s, c)| (c, s)).unzip()).collect()
+}
+
+/// Rotate every head of every row in place (rotate-half layout) with the row's table.
+fn rope(x: &mut [f32], heads: usize, hd: usize, tables: &[(Vec<f32>, Vec<f32>)]) {
     let half = hd / 2;
-    x.chunks_mut(heads * hd).zip(pos).for_each(|(xr, &p)| {
-        let (cos, sin): (Vec<f32>, Vec<f32>) = inv_freq.iter().map(|&f| (p as f32 * f).sin_cos()).map(|(s, c)| (c, s)).unzip();
+    x.chunks_mut(heads * hd).zip(tables).for_each(|(xr, (cos, sin))| {
         for h in xr.chunks_mut(hd) {
             let (a, b) = h.split_at_mut(half);
             for j in 0..half {
@@ -555,7 +559,6 @@ impl Model {
     /// `(m, vocab)`.
     fn engine_step(&self, st: &Stack, dm: Dims, live: &mut [Live], plan: &[(usize, usize)]) -> Result<(Vec<usize>, Vec<f32>)> {
         let (d, qd, kd, hd) = (dm.d, dm.qd(), dm.kd(), dm.hd);
-        let inv_freq = self.config.inv_freq();
         // Row layout: each planned sequence's rows, in plan order.
         let mut ids = Vec::new();
         let mut pos = Vec::new();
@@ -567,6 +570,8 @@ impl Model {
             pos.extend(l.kv.len..l.kv.len + n);
         }
         let r = ids.len();
+        // Positions do not change across layers: one rotary table per row for the whole step.
+        let tables = rope_tables(&pos, &self.config.inv_freq());
         let mut x = with_f32(&[Some(&st.embed)], |sl| {
             let e = sl[0].expect("embeddings");
             let mut x = Vec::with_capacity(r * d);
@@ -589,8 +594,8 @@ impl Model {
             let mut q = apply(&layer.q, layer.q_b.as_ref(), &h, r, d)?;
             let mut k = apply(&layer.k, layer.k_b.as_ref(), &h, r, d)?;
             let v = apply(&layer.v, layer.v_b.as_ref(), &h, r, d)?;
-            rope(&mut q, dm.nh, hd, &pos, &inv_freq);
-            rope(&mut k, dm.nkv, hd, &pos, &inv_freq);
+            rope(&mut q, dm.nh, hd, &tables);
+            rope(&mut k, dm.nkv, hd, &tables);
             for (&(j, n), &o) in plan.iter().zip(&offsets) {
                 let c = &mut live[j].kv;
                 c.k[li].extend_from_slice(&k[o * kd..(o + n) * kd]);
