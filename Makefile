@@ -119,7 +119,7 @@ SHARDED = $(if $(SHARDS),$(foreach i,$(SHARD_IDS),$(1)/shard-$(i).parquet),$(1))
 # The --shard flag of a shard file target ($@); nothing without SHARDS.
 SHARD_FLAG = $(if $(SHARDS),--shard $(patsubst shard-%.parquet,%,$(notdir $@))/$(SHARDS),)
 
-.PHONY: install seed-plays all build test test-all test-slurm test-server bench venv model deps round round-deps rounds report warmstart warmstart-check experiment clean-runs help
+.PHONY: gguf install seed-plays all build test test-all test-fsdp test-slurm test-server bench venv model deps round round-deps rounds report warmstart warmstart-check experiment clean-runs help
 
 all: build
 
@@ -135,6 +135,13 @@ $(VENV)/.stamp: scripts/requirements.txt scripts/requirements-eval.txt scripts/r
 	$(VENV)/bin/python -m pip install -q --no-deps -r scripts/requirements-eval-nodeps.txt
 	touch $@
 
+## The weight hand-off to llama.cpp: CKPT/model.GGUF_TYPE.gguf from a checkpoint folder, written by
+## llama.cpp's own converter (scripts/to-gguf.sh; the PyTorch environment, ~7 GB, is made once).
+GGUF_TYPE ?= f16
+gguf:
+	@test -n "$(CKPT)" || { echo "make gguf: CKPT=<checkpoint folder> is required" >&2; exit 2; }
+	$(SHELL) scripts/to-gguf.sh $(CKPT) $(GGUF_TYPE)
+
 ## System packages the tests need (python3-torch, …), installed when missing.
 deps:
 	$(SHELL) scripts/install-system-deps.sh
@@ -149,20 +156,29 @@ build:
 test: deps venv model
 	$(CARGO) test --workspace --no-fail-fast
 
-## Slow tests too (ignored by default; the Slurm and server tests are `make test-slurm`, `make test-server`).
+## Slow tests too (ignored by default; the Slurm, server and FSDP tests are `make test-slurm`,
+## `make test-server`, `make test-fsdp`).
 test-all: deps venv model
-	$(CARGO) test --workspace -- --include-ignored --skip slurm:: --skip server::
+	$(CARGO) test --workspace -- --include-ignored --skip slurm:: --skip server:: --skip grpo::fsdp::
+
+## The FSDP trainer (GRPO_STEP=scripts/grpo_step_fsdp.sh) against spade's own step: the same update,
+## one process or two (gloo), checkpoints that resume in either trainer; scripts/torch-venv.sh makes
+## the PyTorch environment once (~2 min, ~7 GB).
+test-fsdp: deps venv model
+	SPADE_TORCH_PYTHON=$$($(SHELL) scripts/torch-venv.sh) $(CARGO) test -p spade --test tests grpo::fsdp:: -- --include-ignored --nocapture --test-threads 1
 
 ## The server backend (--server) against a real llama.cpp llama-server on loopback serving the
-## default model; scripts/llama-server.sh builds the server once (~20 min on 2 cores).
+## default model, and a trained checkpoint after the GGUF hand-off; scripts/llama-server.sh builds
+## the server once (~20 min on 2 cores), scripts/torch-venv.sh the converter's environment (~2 min).
 test-server: deps venv model
-	SPADE_LLAMA_SERVER=$$($(SHELL) scripts/llama-server.sh) $(CARGO) test -p spade --test tests server:: -- --include-ignored --nocapture --test-threads 1
+	SPADE_TORCH_PYTHON=$$($(SHELL) scripts/torch-venv.sh) SPADE_LLAMA_SERVER=$$($(SHELL) scripts/llama-server.sh) $(CARGO) test -p spade --test tests server:: -- --include-ignored --nocapture --test-threads 1
 
-## A one-node Slurm cluster on this machine runs a sharded round that must equal `make round`, and a
-## round generating through a llama-server job (the multi-node recipe); the daemons are stopped
+## A one-node Slurm cluster on this machine runs a sharded round that must equal `make round`, and
+## two rounds generating through llama-server jobs, the second on the first's converted checkpoint
+## (the multi-node recipe); the daemons are stopped
 ## afterwards (scripts/slurm/local-cluster.sh installs slurm-wlm + munge).
 test-slurm: deps venv model
-	SPADE_LLAMA_SERVER=$$($(SHELL) scripts/llama-server.sh) $(CARGO) test -p spade --test tests slurm:: -- --include-ignored --nocapture --test-threads 1
+	SPADE_TORCH_PYTHON=$$($(SHELL) scripts/torch-venv.sh) SPADE_LLAMA_SERVER=$$($(SHELL) scripts/llama-server.sh) $(CARGO) test -p spade --test tests slurm:: -- --include-ignored --nocapture --test-threads 1
 
 bench: deps venv model
 	mkdir -p target/bench
@@ -290,7 +306,7 @@ $(EVAL_OUT): $(FINAL_CKPT)
 $(RUNDIR)/eval-start.parquet: $(RUNDIR)/config.json
 	$(EVAL) --model $(START) --suite $(EVAL_SUITES) --n $(EVAL_N) --env-samples $(EVAL_SAMPLES) -o $@ $(EVALFLAGS) --seed $(SEED) --round 0 $(METRICS)
 
-DO_EVAL := $(shell [ $$(($(ROUND) % $(EVAL_EVERY))) -eq 0 ] && echo 1)
+DO_EVAL := $(if $(filter 0,$(EVAL_EVERY)),,$(shell [ $$(($(ROUND) % $(EVAL_EVERY))) -eq 0 ] && echo 1))
 # The default MODEL is fetched first; a MODEL given on the command line is used as it is.
 MODEL_DEP := $(if $(filter file,$(origin MODEL)),model,)
 # What a round needs before its stages (scripts/slurm/round.sh makes it on the submitting host).

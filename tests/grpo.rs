@@ -10,10 +10,11 @@ use serde_json::json;
 use spade_model::candle_core::Device;
 use spade_model::{write_tiny_model, TinySpec};
 use spade_train::{
-    assign_advantages, read_agent, read_designer, AdamW, AdvantageConfig, DesignerGroup, LossAgg, Objective, Role, Sample, StepConfig, Trainer,
+    assign_advantages, read_agent, read_agent_arms, read_designer, AdamW, AdvantageConfig, DesignerGroup, LossAgg, Objective, Role, Sample,
+    StepConfig, Trainer,
 };
 
-use crate::util::{read_jsonl, root, stage, tmp, write_jsonl};
+use crate::util::{files_in, python, read_jsonl, root, stage, tmp, write_jsonl};
 
 /// A deterministic generator (no dependency on a crate's stream).
 struct Lcg(u64);
@@ -585,4 +586,252 @@ fn the_designer_scale_balances_the_roles_as_the_reference() {
     assert!(card.contains("| `designer.samples` | 5 |") && card.contains("\"designer_scale\": \"auto\""), "{card}");
     grpo(&model, &d.path().join("e"), &r, &c, &s, &["--designer-scale", "big"]).code(2);
     grpo(&model, &d.path().join("f"), &r, &c, &s, &["--designer-interval", "0"]).code(2);
+}
+
+/// `--trainer CMD`: spade hands the program a plan (the samples with spade's advantages, the micro-
+/// and mini-batches and loss weights of its own trainer, the configuration, the start state) and
+/// finishes the checkpoint the program wrote; a failing program is a one-line error that leaves no
+/// output and nothing half-written. The program here is a stand-in that keeps the weights.
+#[test]
+fn an_external_trainer_gets_spades_plan_and_its_checkpoint_is_finished() {
+    let d = tmp();
+    let model = tiny(&d.path().join("model"), 47);
+    let (r, c, s) = write_batch(d.path(), &model, 13);
+    let kept = d.path().join("plan-seen.json");
+    let fake = d.path().join("fake-trainer.py");
+    std::fs::write(
+        &fake,
+        format!(
+            "import json, shutil, sys\np = json.load(open(sys.argv[2]))\nshutil.copy(sys.argv[2], {kept:?})\n\
+             for f in ['model.safetensors', 'config.json']:\n    shutil.copy(p['model'] + '/' + f, p['output'] + '/' + f)\n\
+             shutil.copy(p['model'] + '/model.safetensors', p['output'] + '/optimizer.safetensors')\n\
+             json.dump({{'optimizer_steps': 7, 'loss': 0.5, 'time': {{'total': 0.1}}}}, open(p['metrics'], 'w'))\n",
+            kept = kept.display().to_string()
+        ),
+    )
+    .unwrap();
+    let cmd = format!("{} {}", python().display(), fake.display());
+    let metrics = d.path().join("m.jsonl");
+    let out = d.path().join("ckpt");
+    grpo(&model, &out, &r, &c, &s, &["--trainer", &cmd, "--mini-batches", "2", "--kl-coef", "0.1", "--metrics", metrics.to_str().unwrap()]).success();
+    let plan: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&kept).unwrap()).unwrap();
+    // The plan is spade's own batch: the samples with its advantages, its trainer's batches and weights.
+    let samples = samples_of(&r, &c, &s, &AdvantageConfig::default());
+    let mine: Vec<Sample> = read_agent_arms(std::slice::from_ref(&r), Some(&["nohint"]))
+        .unwrap()
+        .0
+        .into_iter()
+        .chain(read_designer(std::slice::from_ref(&c), std::slice::from_ref(&s), DesignerGroup::Skill).unwrap().0)
+        .collect();
+    let (mine, _, _) = assign_advantages(mine, &AdvantageConfig::default());
+    assert!(samples.len() > mine.len(), "the hint plays are not trained by default");
+    assert_eq!(plan["samples"].as_array().unwrap().len(), mine.len());
+    for (p, m) in plan["samples"].as_array().unwrap().iter().zip(&mine) {
+        assert_eq!(p["tokens"].as_array().unwrap().len(), m.tokens.len());
+        assert!((p["advantage"].as_f64().unwrap() - m.advantage).abs() < 1e-12);
+        assert_eq!(p["role"], serde_json::to_value(m.role).unwrap());
+    }
+    let cfg = StepConfig { mini_batches: 2, micro_batch: 3, ..Default::default() };
+    let want = spade_train::StepPlan::new(&mine, &cfg);
+    assert_eq!(plan["mini_batches"], serde_json::to_value(&want.mini_batches).unwrap());
+    assert_eq!(plan["weights"], serde_json::to_value(&want.weights).unwrap());
+    assert_eq!(plan["config"]["objective"]["kl_coef"], 0.1);
+    assert_eq!(plan["state"]["step"], 0);
+    assert!(plan["reference"].is_string(), "the KL reference (the initial model) is named");
+    // spade finished the folder: the trainer state, the card; the work files are gone.
+    let st: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("trainer_state.json")).unwrap()).unwrap();
+    assert_eq!((st["step"].as_i64(), st["optimizer_steps"].as_u64()), (Some(1), Some(7)));
+    assert!(std::fs::read_to_string(out.join("README.md")).unwrap().contains("spade-grpo-step"));
+    assert_eq!(files_in(d.path()).iter().filter(|f| f.starts_with('.')).count(), 0, "no temporary folder left: {:?}", files_in(d.path()));
+    let line = read_jsonl(&metrics).pop().unwrap();
+    assert_eq!((line["policy_version"].as_i64(), line["metrics"]["loss"].as_f64()), (Some(1), Some(0.5)));
+
+    // A failing program: one line naming it, exit 2, the output left as it was.
+    let out2 = d.path().join("ckpt2");
+    let a = grpo(&model, &out2, &r, &c, &s, &["--trainer", "exit 3 #"]).failure().code(2);
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(err.lines().any(|l| l.contains("--trainer `exit 3 #` failed")), "{err}");
+    assert!(!out2.exists());
+    assert_eq!(files_in(d.path()).iter().filter(|f| f.starts_with('.')).count(), 0, "{:?}", files_in(d.path()));
+}
+
+/// The FSDP trainer: `spade-grpo-step --trainer '… scripts/grpo_step_fsdp.py'` (PyTorch FSDP on
+/// the gloo backend, Hugging Face transformers' model classes) against spade's own step on the
+/// same tables. Ignored: they need the PyTorch environment of scripts/torch-venv.sh (~7 GB);
+/// `make test-fsdp` makes it and runs them.
+pub(crate) mod fsdp {
+    use super::*;
+
+    fn python() -> PathBuf {
+        let p = std::env::var_os("SPADE_TORCH_PYTHON").map(PathBuf::from).unwrap_or_else(|| root().join(".cache/torch-venv/bin/python"));
+        assert!(p.exists(), "{}: missing (make test-fsdp makes the PyTorch environment)", p.display());
+        p
+    }
+
+    /// The `--trainer` command: one process, or `procs` under torchrun.
+    fn trainer(procs: usize) -> String {
+        let script = root().join("scripts/grpo_step_fsdp.py");
+        match procs {
+            1 => format!("{} {}", python().display(), script.display()),
+            n => format!("{} -m torch.distributed.run --standalone --nproc-per-node {n} {}", python().display(), script.display()),
+        }
+    }
+
+    fn metrics_of(path: &Path) -> serde_json::Value {
+        read_jsonl(path).pop().unwrap()
+    }
+
+    fn close(a: f64, b: f64, tol: f64, what: &str) {
+        assert!((a - b).abs() <= tol * a.abs().max(b.abs()).max(1e-12), "{what}: {a} vs {b}");
+    }
+
+    /// The largest relative error of the weight updates (from `start`) of `b` against `a`.
+    pub(crate) fn update_error(start: &Path, a: &Path, b: &Path) -> f64 {
+        let (w0, wa, wb) = (weights_of(start), weights_of(a), weights_of(b));
+        assert_eq!(wa.keys().collect::<Vec<_>>(), wb.keys().collect::<Vec<_>>(), "the same tensors");
+        let mut worst = 0.0f64;
+        for (name, x) in &wa {
+            let da: Vec<f64> = x.iter().zip(&w0[name]).map(|(p, q)| (p - q) as f64).collect();
+            let db: Vec<f32> = wb[name].iter().zip(&w0[name]).map(|(p, q)| p - q).collect();
+            worst = worst.max(rel(&db, &da));
+        }
+        worst
+    }
+
+    /// One step both ways on the same batch; returns the two metrics lines.
+    fn both(d: &Path, model: &Path, batch: &(String, String, String), extra: &[&str], procs: usize) -> (serde_json::Value, serde_json::Value) {
+        let (r, c, s) = batch;
+        let (ma, mb) = (d.join("candle.jsonl"), d.join("fsdp.jsonl"));
+        let mut a = extra.to_vec();
+        a.extend(["--metrics", ma.to_str().unwrap()]);
+        grpo(model, &d.join("candle"), r, c, s, &a).success();
+        let t = trainer(procs);
+        let mut b = extra.to_vec();
+        b.extend(["--metrics", mb.to_str().unwrap(), "--trainer", &t]);
+        grpo(model, &d.join("fsdp"), r, c, s, &b).success();
+        (metrics_of(&ma), metrics_of(&mb))
+    }
+
+    fn same_step(a: &serde_json::Value, b: &serde_json::Value) {
+        let (a, b) = (&a["metrics"], &b["metrics"]);
+        close(a["loss"].as_f64().unwrap(), b["loss"].as_f64().unwrap(), 1e-4, "loss");
+        close(a["grad_norm"].as_f64().unwrap(), b["grad_norm"].as_f64().unwrap(), 1e-4, "grad_norm");
+        for role in ["agent", "designer"] {
+            for k in ["samples", "tokens"] {
+                assert_eq!(a[role][k], b[role][k], "{role}.{k}");
+            }
+            for k in ["loss", "grad_norm", "tis_mean", "kl", "clip_frac"] {
+                close(a[role][k].as_f64().unwrap(), b[role][k].as_f64().unwrap(), 1e-3, &format!("{role}.{k}"));
+            }
+        }
+        assert_eq!(a["optimizer_steps"], b["optimizer_steps"]);
+        assert_eq!(b["trainer"]["engine"], "fsdp");
+    }
+
+    #[test]
+    #[ignore = "needs the PyTorch environment (~7 GB): make test-fsdp"]
+    fn the_fsdp_step_equals_spades_step() {
+        for (name, extra) in [
+            ("plain", vec![]),
+            ("kl-and-mini-batches", vec!["--kl-coef", "0.05", "--mini-batches", "2", "--max-grad-norm", "0.05", "--train-arms", "hint,nohint"]),
+        ] {
+            let d = tmp();
+            let model = tiny(&d.path().join("model"), 41);
+            let batch = write_batch(d.path(), &model, 7);
+            let (a, b) = both(d.path(), &model, &batch, &extra, 1);
+            eprintln!(
+                "{name}: loss {} vs {}; grad norm {} vs {}",
+                a["metrics"]["loss"], b["metrics"]["loss"], a["metrics"]["grad_norm"], b["metrics"]["grad_norm"]
+            );
+            same_step(&a, &b);
+            let e = update_error(&model, &d.path().join("candle"), &d.path().join("fsdp"));
+            eprintln!("{name}: worst update relative error {e:.2e}");
+            assert!(e <= 2e-3, "{name}: update relative error {e}");
+            // The same checkpoint folder: what spade's loader, the trainer state and the card need.
+            for f in ["config.json", "model.safetensors", "optimizer.safetensors", "trainer_state.json", "README.md"] {
+                assert!(d.path().join("fsdp").join(f).exists(), "{name}: {f}");
+            }
+            let st = |p: &str| -> serde_json::Value {
+                serde_json::from_str(&std::fs::read_to_string(d.path().join(p).join("trainer_state.json")).unwrap()).unwrap()
+            };
+            assert_eq!(
+                (st("fsdp")["step"].clone(), st("fsdp")["optimizer_steps"].clone()),
+                (st("candle")["step"].clone(), st("candle")["optimizer_steps"].clone())
+            );
+            assert_eq!(b["policy_version"], 1);
+        }
+    }
+
+    #[test]
+    #[ignore = "needs the PyTorch environment (~7 GB): make test-fsdp"]
+    fn two_processes_give_the_one_process_result() {
+        let d = tmp();
+        let model = tiny(&d.path().join("model"), 43);
+        let (r, c, s) = write_batch(d.path(), &model, 9);
+        let mut lines = Vec::new();
+        for procs in [1, 2] {
+            let m = d.path().join(format!("m{procs}.jsonl"));
+            let t = trainer(procs);
+            grpo(&model, &d.path().join(format!("p{procs}")), &r, &c, &s, &["--metrics", m.to_str().unwrap(), "--trainer", &t]).success();
+            lines.push(metrics_of(&m));
+        }
+        assert_eq!(lines[1]["metrics"]["trainer"]["world_size"], 2);
+        close(lines[0]["metrics"]["loss"].as_f64().unwrap(), lines[1]["metrics"]["loss"].as_f64().unwrap(), 1e-6, "loss");
+        close(lines[0]["metrics"]["grad_norm"].as_f64().unwrap(), lines[1]["metrics"]["grad_norm"].as_f64().unwrap(), 1e-5, "grad_norm");
+        assert_eq!(lines[0]["metrics"]["micro_batches"], lines[1]["metrics"]["micro_batches"]);
+        let e = update_error(&model, &d.path().join("p1"), &d.path().join("p2"));
+        eprintln!("two processes vs one: worst update relative error {e:.2e}");
+        assert!(e <= 1e-4, "update relative error {e}");
+    }
+
+    #[test]
+    #[ignore = "needs the PyTorch environment (~7 GB): make test-fsdp"]
+    fn a_checkpoint_of_either_trainer_resumes_in_the_other() {
+        let d = tmp();
+        let model = tiny(&d.path().join("model"), 45);
+        let b1 = write_batch(
+            &{
+                let p = d.path().join("b1");
+                std::fs::create_dir_all(&p).unwrap();
+                p
+            },
+            &model,
+            11,
+        );
+        let b2 = write_batch(
+            &{
+                let p = d.path().join("b2");
+                std::fs::create_dir_all(&p).unwrap();
+                p
+            },
+            &model,
+            12,
+        );
+        let t = trainer(1);
+        let step = |from: &Path, to: &str, b: &(String, String, String), fsdp: bool| {
+            let mut extra = vec!["--train-arms", "hint,nohint"];
+            if fsdp {
+                extra.extend(["--trainer", &t]);
+            }
+            grpo(from, &d.path().join(to), &b.0, &b.1, &b.2, &extra).success();
+        };
+        step(&model, "c1", &b1, false);
+        step(&model, "f1", &b1, true);
+        step(&d.path().join("c1"), "c1c2", &b2, false);
+        step(&d.path().join("c1"), "c1f2", &b2, true);
+        step(&d.path().join("f1"), "f1c2", &b2, false);
+        step(&d.path().join("f1"), "f1f2", &b2, true);
+        // The second step's moments come from the first (bias correction at step 2): resuming across
+        // trainers gives the update of staying in one.
+        for (a, b) in [("c1c2", "c1f2"), ("f1f2", "f1c2"), ("c1c2", "f1f2")] {
+            let e = update_error(&model, &d.path().join(a), &d.path().join(b));
+            eprintln!("{a} vs {b}: worst update relative error {e:.2e}");
+            assert!(e <= 2e-3, "{a} vs {b}: {e}");
+        }
+        for p in ["c1f2", "f1c2"] {
+            let st: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(d.path().join(p).join("trainer_state.json")).unwrap()).unwrap();
+            assert_eq!((st["step"].as_i64(), st["optimizer_steps"].as_u64()), (Some(2), Some(2)), "{p}");
+            assert_eq!(st["initial_model"], std::fs::canonicalize(&model).unwrap().display().to_string());
+        }
+    }
 }

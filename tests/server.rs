@@ -49,6 +49,25 @@ fn u32s(v: &Value) -> Vec<u32> {
     v.as_array().unwrap().iter().map(|x| x.as_u64().unwrap() as u32).collect()
 }
 
+/// Mean |Δ| between the log-probs the server recorded for the agent tokens of `rows` (rollouts,
+/// temperature 1) and the embedded scoring of the same tokens by `model`, and the token count.
+pub(crate) fn logprob_gap(rows: &[Value], model: &Path) -> (f64, usize) {
+    let model = spade_model::load(model, &spade_model::candle_core::Device::Cpu).unwrap();
+    let (mut sum, mut n) = (0.0f64, 0usize);
+    for r in rows {
+        assert_eq!(r["status"], "ok", "{r}");
+        let tokens = u32s(&r["token_ids"]);
+        let mask: Vec<u64> = r["loss_mask"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
+        let lps: Vec<f64> = r["logprobs"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+        let scored = model.token_logprobs_no_grad(std::slice::from_ref(&tokens), 1.0, None).unwrap().remove(0);
+        for t in (0..tokens.len()).filter(|&t| mask[t] == 1) {
+            sum += (scored[t] as f64 - lps[t]).abs();
+            n += 1;
+        }
+    }
+    (sum / n.max(1) as f64, n)
+}
+
 fn keys(rows: &[Value]) -> BTreeSet<String> {
     rows.iter().flat_map(|r| r.as_object().unwrap().keys().cloned()).collect()
 }
@@ -72,20 +91,7 @@ fn rollouts_through_the_server_match_the_embedded_backend() {
     assert_eq!(ids(&a), ids(&b), "the same episodes with the same seeds");
 
     // The server's log-probs of its own tokens agree with the embedded model's scoring of them.
-    let model = spade_model::load(&spade_model::default_model_path(), &spade_model::candle_core::Device::Cpu).unwrap();
-    let (mut sum, mut n) = (0.0f64, 0usize);
-    for r in &a {
-        assert_eq!(r["status"], "ok", "{r}");
-        let tokens = u32s(&r["token_ids"]);
-        let mask: Vec<u64> = r["loss_mask"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
-        let lps: Vec<f64> = r["logprobs"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
-        let scored = model.token_logprobs_no_grad(std::slice::from_ref(&tokens), 1.0, None).unwrap().remove(0);
-        for t in (0..tokens.len()).filter(|&t| mask[t] == 1) {
-            sum += (scored[t] as f64 - lps[t]).abs();
-            n += 1;
-        }
-    }
-    let mean = sum / n as f64;
+    let (mean, n) = logprob_gap(&a, &spade_model::default_model_path());
     eprintln!("server vs embedded log-probs: mean |Δ| = {mean:.4} nats over {n} agent tokens");
     assert!(n > 12 && mean < 0.1, "mean |Δ| {mean} over {n} tokens");
 
@@ -157,4 +163,56 @@ fn design_and_eval_generate_through_the_server() {
     let rows = read_jsonl(&out);
     assert!(!rows.is_empty());
     assert!(rows.iter().all(|r| r["response"].is_string()), "{rows:?}");
+}
+
+/// The weight hand-off to llama.cpp: a checkpoint trained by spade (one GRPO step from the default
+/// model, a learning rate large enough to move every log-prob) is converted with llama.cpp's own
+/// converter (scripts/to-gguf.sh, f32), llama-server serves it, and the log-probs it reports for
+/// its own tokens are the trained model's (embedded scoring, to float tolerance), not the base's.
+#[test]
+#[ignore = "needs llama-server and the PyTorch environment (~7 GB): make test-server"]
+fn a_trained_checkpoint_is_served_after_the_gguf_hand_off() {
+    use spade_train::{assign_advantages, AdamW, AdvantageConfig, Role, Sample, StepConfig, Trainer};
+    let d = tmp();
+    let base = spade_model::default_model_path();
+    let mut t = Trainer::open(&base, &spade_model::candle_core::Device::Cpu).unwrap();
+    let prompt = t.model.encode_chat(&[spade_model::Message::user("Guess my number between 1 and 10.")], true).unwrap();
+    let mk = |m: &spade_model::Model, text: &str, reward: f64| {
+        let resp = m.tokenizer().encode(text, false).unwrap();
+        let tokens: Vec<u32> = prompt.iter().chain(&resp).copied().collect();
+        let mask: Vec<u8> = (0..tokens.len()).map(|i| u8::from(i >= prompt.len())).collect();
+        let lp = m.token_logprobs_no_grad(std::slice::from_ref(&tokens), 1.0, None).unwrap().remove(0);
+        let behaviour = lp.iter().zip(&mask).map(|(l, k)| if *k == 1 { *l } else { 0.0 }).collect();
+        Sample { role: Role::Agent, tokens, mask, behaviour, temperature: 1.0, reward, group: "g".into(), advantage: 0.0, policy_version: Some(0) }
+    };
+    let samples = vec![mk(&t.model, "My guess is 7.<|im_end|>", 1.0), mk(&t.model, "I do not know.<|im_end|>", 0.0)];
+    let (samples, _, _) = assign_advantages(samples, &AdvantageConfig::default());
+    let cfg = StepConfig { adamw: AdamW { lr: 3e-4, weight_decay: 0.0, ..Default::default() }, micro_batch: 2, ..Default::default() };
+    t.step(&samples, &cfg, None).unwrap();
+    let ckpt = d.path().join("checkpoint");
+    t.save(&ckpt, None).unwrap();
+    drop(t);
+
+    let out = Command::new(root().join("scripts/to-gguf.sh")).arg(&ckpt).arg("f32").stderr(Stdio::inherit()).output().unwrap();
+    assert!(out.status.success(), "to-gguf.sh failed");
+    let gguf = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
+    assert_eq!(gguf, ckpt.join("model.f32.gguf"));
+    // A second call finds it up to date and does not convert again.
+    let before = std::fs::metadata(&gguf).unwrap().modified().unwrap();
+    let again = Command::new(root().join("scripts/to-gguf.sh")).arg(&ckpt).arg("f32").output().unwrap();
+    assert!(again.status.success());
+    assert_eq!(std::fs::metadata(&gguf).unwrap().modified().unwrap(), before);
+
+    let bin = std::env::var_os("SPADE_LLAMA_SERVER").map(PathBuf::from).unwrap_or_else(|| root().join(".cache/llama-server/bin/llama-server"));
+    let server = LocalServer::start(&bin, &gguf, "trained", 4, 4096, 1).unwrap();
+    let envs = d.path().join("envs.jsonl");
+    write_jsonl(&envs, &env_rows());
+    let via = d.path().join("server.jsonl");
+    rollout_cmd(&envs, &via, &["--server", &server.spec().to_string()]).assert().success();
+    let rows = read_jsonl(&via);
+    let (trained, n) = logprob_gap(&rows, &ckpt);
+    let (untrained, _) = logprob_gap(&rows, &base);
+    eprintln!("served trained checkpoint: mean |Δ| to the trained model {trained:.4}, to the base {untrained:.4} nats over {n} tokens");
+    assert!(n > 12 && trained < 0.01, "the server's log-probs are the trained model's: mean |Δ| {trained} over {n} tokens");
+    assert!(untrained > 10.0 * trained.max(1e-3), "the served weights are not the base's: {untrained} vs {trained}");
 }

@@ -209,12 +209,15 @@ fn a_sharded_slurm_round_equals_the_single_process_round() {
     assert_eq!((out.status.code(), stderr.trim().lines().count()), (Some(2), 1), "{stderr}");
 }
 
-/// The multi-node recipe on one node: round.sh with `SERVER_ENGINE=llama` submits a llama-server job
-/// (scripts/slurm/serve.sh) on the default model's GGUF; design and the rollout array generate
-/// through it, and it is cancelled once the rollouts are done.
+/// The multi-node recipe on one node, over two rounds: round.sh with `SERVER_ENGINE=llama` submits a
+/// llama-server job (scripts/slurm/serve.sh) for each step; design and the rollout array generate
+/// through it, and it is cancelled once the rollouts are done. Round 1 serves the default model's
+/// GGUF; round 2 serves round 1's trained checkpoint, converted by llama.cpp's converter
+/// (scripts/to-gguf.sh): the weight hand-off. The log-probs round 2's server reported are the
+/// checkpoint's (embedded scoring of the same tokens).
 #[test]
 #[ignore = "starts Slurm daemons and llama-server: run by `make test-slurm`"]
-fn a_slurm_round_generates_through_a_server_job() {
+fn slurm_rounds_generate_through_server_jobs_with_the_trained_weights() {
     let server =
         std::env::var_os("SPADE_LLAMA_SERVER").map(std::path::PathBuf::from).unwrap_or_else(|| root().join(".cache/llama-server/bin/llama-server"));
     assert!(server.exists(), "{} missing: `make test-slurm` builds it", server.display());
@@ -222,33 +225,46 @@ fn a_slurm_round_generates_through_a_server_job() {
     let corpus = corpus(d.path());
     let run = d.path().join("runs/served");
     let _cluster = Cluster::up();
-    let out = round_sh(&run, 1)
-        .env("MODEL", spade_model::default_model_path())
-        .env("LLAMA_SERVER", &server)
-        .envs([
-            ("SERVER_ENGINE", "llama"),
-            ("SERVER_ENGINE_ARGS", "-t 1"),
-            ("SHARDS", "2"),
-            ("SIZE", "1,2,2"),
-            ("POOL", "1"),
-            ("THREADS", "1"),
-            // A server reports log-probs at temperature 1: the designer samples at 1 here.
-            ("DESIGN_TEMPERATURE", "1.0"),
-            ("EVAL_SUITES", "rg:math"),
-            ("EVAL_N", "1"),
-            ("DESIGN_FLAGS", "--max-new-tokens 48 --examples 1"),
-            ("ROLLOUT_FLAGS", "--max-new-tokens 16 --max-turns 2"),
-            ("EVAL_FLAGS", "--max-tokens 16"),
-        ])
-        .env("CORPUS", &corpus)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "round.sh failed:\n{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    let r = run.join("round-0001");
-    assert!(files_in(&r.join("server")).is_empty(), "the server job is cancelled once the rollouts are done (its address removed)");
-    let log = std::fs::read_dir(r.join("slurm")).unwrap().map(|e| e.unwrap().path()).find(|p| p.to_string_lossy().contains("spade-server"));
-    let log = std::fs::read_to_string(log.expect("a server job log")).unwrap();
-    assert!(log.contains("serving ") && log.contains("/v1#spade"), "{log}");
+    for round in [1, 2] {
+        let out = round_sh(&run, round)
+            .env("MODEL", spade_model::default_model_path())
+            .env("LLAMA_SERVER", &server)
+            .envs([
+                ("SERVER_ENGINE", "llama"),
+                ("SERVER_ENGINE_ARGS", "-t 1"),
+                ("GGUF_TYPE", "f32"),
+                ("SHARDS", "2"),
+                ("SIZE", "1,2,2"),
+                ("POOL", "1"),
+                ("THREADS", "1"),
+                // A large step, so that round 2's policy differs from round 1's everywhere.
+                ("LR", "1e-4"),
+                // A server reports log-probs at temperature 1: the designer samples at 1 here.
+                ("DESIGN_TEMPERATURE", "1.0"),
+                ("EVAL_SUITES", "rg:math"),
+                ("EVAL_N", "1"),
+                ("DESIGN_FLAGS", "--max-new-tokens 48 --examples 1"),
+                ("ROLLOUT_FLAGS", "--max-new-tokens 16 --max-turns 2"),
+                ("EVAL_FLAGS", "--max-tokens 16"),
+            ])
+            .env("CORPUS", &corpus)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "round.sh round {round} failed:\n{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let r = run.join(format!("round-{round:04}"));
+        assert!(files_in(&r.join("server")).is_empty(), "the server job is cancelled once the rollouts are done (its address removed)");
+        let log = std::fs::read_dir(r.join("slurm")).unwrap().map(|e| e.unwrap().path()).find(|p| p.to_string_lossy().contains("spade-server"));
+        let log = std::fs::read_to_string(log.expect("a server job log")).unwrap();
+        let served = if round == 1 { spade_model::default_model_path() } else { run.join("round-0001/step-0/checkpoint/model.f32.gguf") };
+        assert!(log.contains(&format!("serving {} at ", served.display())) && log.contains("/v1#spade"), "{log}");
+        assert!(!rows(&r.join("step-0/rollouts.parquet")).is_empty());
+        assert!(r.join("step-0/checkpoint/model.safetensors").exists());
+    }
     // Design and both rollout shards went through the server (their metrics lines record it).
     let lines = read_jsonl(&run.join("metrics.jsonl"));
     let via = |stage: &str| {
@@ -258,9 +274,51 @@ fn a_slurm_round_generates_through_a_server_job() {
             .map(|l| l["config"]["server"].as_str().is_some_and(|s| s.ends_with("/v1#spade")))
             .collect::<Vec<_>>()
     };
-    assert_eq!(via("spade-design"), [true]);
-    assert_eq!(via("spade-rollout"), [true, true]);
-    assert_eq!(via("spade-eval"), [false, false], "eval runs embedded");
-    assert!(!rows(&r.join("step-0/rollouts.parquet")).is_empty());
-    assert!(r.join("step-0/checkpoint/model.safetensors").exists());
+    assert_eq!(via("spade-design"), [true, true]);
+    assert_eq!(via("spade-rollout"), [true, true, true, true]);
+    assert_eq!(via("spade-eval"), [false, false, false, false], "eval runs embedded");
+    // Round 2 generated with round 1's trained weights.
+    let trained = run.join("round-0001/step-0/checkpoint");
+    let round2 = rows(&run.join("round-0002/step-0/rollouts.parquet"));
+    let (gap, n) = crate::server::logprob_gap(&round2, &trained);
+    let (gap_base, _) = crate::server::logprob_gap(&round2, &spade_model::default_model_path());
+    eprintln!("round 2's server vs round 1's checkpoint: mean |Δ| {gap:.4}; vs the base model {gap_base:.4} nats over {n} tokens");
+    assert!(n > 0 && gap < 0.01, "round 2 is served round 1's checkpoint: mean |Δ| {gap} over {n} tokens");
+}
+
+/// The FSDP trainer on a cluster: round.sh with `GRPO_STEP=scripts/grpo_step_fsdp.sh` and two Slurm
+/// tasks per job, so the training job runs `srun torchrun --nnodes 2` (two agents meeting by c10d
+/// rendezvous, one process each, gloo); its checkpoint equals the one `make round` writes with
+/// spade's own trainer on the same inputs (to float tolerance).
+#[test]
+#[ignore = "starts Slurm daemons and needs the PyTorch environment: run by `make test-slurm`"]
+fn a_slurm_round_trains_with_fsdp_over_two_tasks() {
+    let d = tmp();
+    let model = tiny_model(&d.path().join("tiny"), 29, 8192);
+    let corpus = corpus(d.path());
+    let runs = d.path().join("runs");
+    run_ok(make(&runs, &model, &corpus, &["round".into(), "RUN=single".into(), "EVAL_EVERY=0".into()]));
+    let _cluster = Cluster::up();
+    let mut c = round_sh(&runs.join("fsdp"), 1);
+    c.args(knobs(&model, &corpus)).args(["GRPO_STEP=scripts/grpo_step_fsdp.sh", "EVAL_EVERY=0"]).env("SBATCH_ARGS", "--ntasks 2");
+    let out = c.output().unwrap();
+    if !out.status.success() {
+        let logs = runs.join("fsdp/round-0001/slurm");
+        let tails: Vec<String> = files_in(&logs)
+            .iter()
+            .map(|f| {
+                let text = std::fs::read_to_string(logs.join(f)).unwrap_or_default();
+                let lines: Vec<&str> = text.lines().collect();
+                format!("== {f}\n{}", lines[lines.len().saturating_sub(15)..].join("\n"))
+            })
+            .collect();
+        panic!("round.sh failed:\n{}\n{}", String::from_utf8_lossy(&out.stderr), tails.join("\n"));
+    }
+    let line = read_jsonl(&runs.join("fsdp/metrics.jsonl")).into_iter().find(|l| l["stage"] == "spade-grpo-step").expect("a GRPO step line");
+    assert_eq!(line["metrics"]["trainer"]["engine"], "fsdp");
+    assert_eq!(line["metrics"]["trainer"]["world_size"], 2, "two torchrun agents, one per task");
+    let (a, b) = (runs.join("single/round-0001/step-0/checkpoint"), runs.join("fsdp/round-0001/step-0/checkpoint"));
+    let e = crate::grpo::fsdp::update_error(&model, &a, &b);
+    eprintln!("FSDP over two Slurm tasks vs spade's trainer: worst update relative error {e:.2e}");
+    assert!(e <= 2e-3, "update relative error {e}");
 }

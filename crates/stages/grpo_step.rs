@@ -23,8 +23,10 @@ use anyhow::Context;
 use clap::Parser;
 use serde::Serialize;
 use spade_cli::Common;
+use spade_train::external::ExternalStep;
 use spade_train::{
     assign_advantages, read_agent_arms, read_designer, AdamW, AdvantageConfig, DesignerGroup, LossAgg, Norm, Objective, StepConfig, Trainer,
+    TrainerState,
 };
 
 const EXAMPLES: &str = "\
@@ -162,6 +164,14 @@ struct Args {
     #[arg(long)]
     frozen_designer: bool,
 
+    /// Run the update in another program: a shell command that gets `--plan FILE` (the batch with
+    /// its advantages, micro- and mini-batches and this step's configuration) and writes the
+    /// updated weights and optimizer state, e.g. `torchrun --nproc-per-node 2
+    /// scripts/grpo_step_fsdp.py` (PyTorch FSDP); the tables, advantages, card and checkpoint
+    /// stay this program's.
+    #[arg(long, value_name = "CMD")]
+    trainer: Option<String>,
+
     #[command(flatten)]
     common: Common,
 }
@@ -234,13 +244,6 @@ fn run(args: Args) -> anyhow::Result<()> {
     }
     let device = args.model.device()?;
     let model_path = args.model.model_path();
-    let mut trainer = Trainer::open(&model_path, &device).with_context(|| format!("--model {}", model_path.display()))?;
-    let reference = if args.kl_coef != 0.0 && !samples.is_empty() {
-        let path = args.ref_model.clone().unwrap_or_else(|| PathBuf::from(&trainer.state.initial_model));
-        Some(spade_model::load(&path, &device).with_context(|| format!("KL reference {}", path.display()))?)
-    } else {
-        None
-    };
     let cfg = StepConfig {
         objective: Objective {
             eps_low: args.eps_low,
@@ -264,10 +267,9 @@ fn run(args: Args) -> anyhow::Result<()> {
         keep_activations_mib: args.keep_activations,
         supervised: false,
     };
-    let start_step = trainer.state.step;
-    let staleness = spade_train::trainer::staleness(&samples, start_step);
-    let m = trainer.step(&samples, &cfg, reference.as_ref())?;
-    let t_save = std::time::Instant::now();
+    let start = TrainerState::read(&model_path).with_context(|| format!("--model {}", model_path.display()))?;
+    let staleness = spade_train::trainer::staleness(&samples, start.step);
+    let ref_path = args.ref_model.clone().unwrap_or_else(|| PathBuf::from(&start.initial_model));
     let mut config = spade_cli::config_json(&args);
     if let Some(o) = config.as_object_mut() {
         o.insert("model".into(), model_path.display().to_string().into());
@@ -277,25 +279,45 @@ fn run(args: Args) -> anyhow::Result<()> {
         data.push(("candidates", args.candidates.join(" ")));
         data.push(("scores", args.scores.join(" ")));
     }
-    let card = spade_train::card::render(&spade_train::card::Card {
-        stage: "spade-grpo-step",
-        model: &model_path.display().to_string(),
-        initial_model: &trainer.state.initial_model,
-        base: &trainer.state.initial_model,
-        round: args.common.round,
-        step: m.step,
-        data,
-        metrics: serde_json::to_value(&m)?,
-        config: config.clone(),
-    });
-    trainer.save(&args.output, Some(&card))?;
-    let save_s = t_save.elapsed().as_secs_f64();
+    let card = |metrics: &serde_json::Value| {
+        spade_train::card::render(&spade_train::card::Card {
+            stage: "spade-grpo-step",
+            model: &model_path.display().to_string(),
+            initial_model: &start.initial_model,
+            base: &start.initial_model,
+            round: args.common.round,
+            step: metrics["step"].as_i64().unwrap_or(start.step + 1),
+            data: data.clone(),
+            metrics: metrics.clone(),
+            config: config.clone(),
+        })
+    };
+    // The checkpoint's writing time (with an external trainer: all but its update's own time).
+    let (m, save_s) = if let Some(command) = &args.trainer {
+        let kind = if args.model.device.starts_with("cuda") { "cuda" } else { "cpu" };
+        let ext = ExternalStep { command, model: &model_path, reference: Some(&ref_path), threads: args.model.threads, device: kind };
+        let t = std::time::Instant::now();
+        let m = ext.run(&samples, &cfg, &args.output, card)?.0;
+        let save_s = t.elapsed().as_secs_f64() - m["time"]["total"].as_f64().unwrap_or(0.0);
+        (m, save_s)
+    } else {
+        let mut trainer = Trainer::open(&model_path, &device).with_context(|| format!("--model {}", model_path.display()))?;
+        let reference = if args.kl_coef != 0.0 && !samples.is_empty() {
+            Some(spade_model::load(&ref_path, &device).with_context(|| format!("KL reference {}", ref_path.display()))?)
+        } else {
+            None
+        };
+        let m = serde_json::to_value(trainer.step(&samples, &cfg, reference.as_ref())?)?;
+        let t = std::time::Instant::now();
+        trainer.save(&args.output, Some(&card(&m)))?;
+        (m, t.elapsed().as_secs_f64())
+    };
     tracing::info!(
-        step = m.step,
-        agent = m.agent.samples,
-        designer = m.designer.samples,
-        loss = m.loss,
-        grad_norm = m.grad_norm,
+        step = m["step"].as_i64(),
+        agent = m["agent"]["samples"].as_u64(),
+        designer = m["designer"]["samples"].as_u64(),
+        loss = m["loss"].as_f64(),
+        grad_norm = m["grad_norm"].as_f64(),
         "wrote {}",
         args.output.display()
     );
@@ -304,7 +326,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         serde_json::json!({
             "model": model_path.display().to_string(),
             "output": args.output.display().to_string(),
-            "policy_version": m.step,
+            "policy_version": m["step"],
             "metrics": m,
             "groups": {"agent": agent_groups, "designer": designer_groups},
             "dropped_groups": agent_groups.dropped_groups + designer_groups.dropped_groups,

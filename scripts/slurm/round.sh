@@ -37,8 +37,9 @@
 # and SERVER_ENGINE_ARGS (its extra flags). Design and the step's rollout array wait for the address it
 # publishes in RDIR/server/step-S.url and generate through it (SPADE_SERVER, i.e. `--server`); it is
 # cancelled once the step's rollouts are done. A server reports log-probs at temperature 1, so
-# TEMPERATURE (and DESIGN_TEMPERATURE, where the round designs) must be 1 or 0; llama-server serves
-# .gguf files only (one step from a .gguf model). Eval (on the trained checkpoint) runs embedded.
+# TEMPERATURE (and DESIGN_TEMPERATURE, where the round designs) must be 1 or 0. llama-server serves
+# .gguf files: serve.sh converts each checkpoint with llama.cpp's converter (scripts/to-gguf.sh,
+# GGUF_TYPE [f16]) before serving it. Eval (on the trained checkpoint) runs embedded.
 set -euo pipefail
 usage="usage: scripts/slurm/round.sh RUNDIR ROUND [VAR=value ...]"
 [[ $# -ge 2 ]] || { echo "$usage" >&2; exit 2; }
@@ -88,14 +89,12 @@ if [[ -n "${SERVER_ENGINE:-}" ]]; then
     echo "round.sh: DESIGN_TEMPERATURE $design_temperature: a server generates at temperature 1 or 0 only" >&2
     exit 2
   fi
-  if [[ "$SERVER_ENGINE" == llama && ("$start_model" != *.gguf || "$steps" -gt 1) ]]; then
-    echo "round.sh: llama-server serves .gguf files only: one step from a .gguf model (the round starts from $start_model, STEPS=$steps); use vllm or sglang" >&2
-    exit 2
-  fi
 fi
 
 # What make round makes before its stages (the build, the Python environment, the default model), here.
 make -s --no-print-directory round-deps "${args[@]}" >&2
+# The serve jobs convert checkpoints for llama-server in the PyTorch environment: made here, once.
+[[ "${SERVER_ENGINE:-}" == llama && -z "${SPADE_TORCH_PYTHON:-}" ]] && scripts/torch-venv.sh >/dev/null
 echo "run $(basename "$rundir") round $round starts from $start_model; $shards shards; job logs in $rdir/slurm/" >&2
 mkdir -p "$rdir/slurm"
 read -r -a sbatch_args <<<"${SBATCH_ARGS:-}"

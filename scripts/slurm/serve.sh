@@ -7,8 +7,10 @@
 #
 #   sbatch --gres gpu:8 scripts/slurm/serve.sh MODEL URLFILE      (or run it directly)
 #
-# MODEL: a checkpoint folder (vLLM, SGLang: the folder spade-grpo-step writes is what they load) or a
-# .gguf file (llama.cpp). Serving the next checkpoint is a new job on it: that is the weight hand-off.
+# MODEL: a checkpoint folder (the folder spade-grpo-step writes is what vLLM and SGLang load; for
+# llama.cpp it is converted to CKPT/model.GGUF_TYPE.gguf first by scripts/to-gguf.sh, llama.cpp's own
+# converter in the PyTorch environment of scripts/torch-venv.sh) or a .gguf file. Serving the next
+# checkpoint is a new job on it: that is the weight hand-off.
 # Env: ENGINE [vllm] (vllm | sglang | llama), NAME [spade], PORT [8000], ENGINE_ARGS (extra server
 # flags, e.g. "--tensor-parallel-size 8"), LLAMA_SERVER [llama-server on PATH, else
 # scripts/llama-server.sh's build — build it beforehand: the stage jobs wait 15 min for the address], SLOTS [16] and CTX [4096] (llama: parallel sequences and tokens
@@ -30,8 +32,12 @@ case "$ENGINE" in
   vllm) cmd=(vllm serve "$MODEL" --served-model-name "$NAME" --host 0.0.0.0 --port "$PORT" "${extra[@]}") ;;
   sglang) cmd=(python3 -m sglang.launch_server --model-path "$MODEL" --served-model-name "$NAME" --host 0.0.0.0 --port "$PORT" "${extra[@]}") ;;
   llama)
-    if [[ "$MODEL" != *.gguf ]]; then
-      echo "serve.sh: llama-server serves .gguf files, not $MODEL (serve checkpoint folders with ENGINE=vllm or sglang)" >&2
+    # llama-server serves .gguf files: a checkpoint folder is converted first, beside its weights,
+    # with llama.cpp's own converter (scripts/to-gguf.sh; GGUF_TYPE, f16 by default).
+    if [[ -d "$MODEL" ]]; then
+      MODEL="$("$root/scripts/to-gguf.sh" "$MODEL")"
+    elif [[ "$MODEL" != *.gguf ]]; then
+      echo "serve.sh: llama-server serves .gguf files or checkpoint folders (converted), not $MODEL" >&2
       exit 2
     fi
     bin="${LLAMA_SERVER:-$(command -v llama-server || "$root/scripts/llama-server.sh")}"

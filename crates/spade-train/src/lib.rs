@@ -8,6 +8,7 @@
 pub mod advantage;
 pub mod card;
 pub mod data;
+pub mod external;
 pub mod objective;
 pub mod optim;
 pub mod trainer;
@@ -16,4 +17,4 @@ pub use advantage::{group_advantages, GroupStats, Norm};
 pub use data::{assign_advantages, read_agent, read_agent_arms, read_designer, AdvantageConfig, DesignerGroup, ReadStats, Role, Sample};
 pub use objective::{Objective, TokenTerms};
 pub use optim::AdamW;
-pub use trainer::{LossAgg, StepConfig, StepMetrics, Trainer, TrainerState};
+pub use trainer::{LossAgg, StepConfig, StepMetrics, StepPlan, Trainer, TrainerState};

@@ -41,6 +41,83 @@ impl std::str::FromStr for LossAgg {
     }
 }
 
+impl TrainerState {
+    /// The trainer state of `--model`: a spade checkpoint's `trainer_state.json`, else a fresh state
+    /// (step 0) whose initial model is the model itself.
+    pub fn read(path: &Path) -> anyhow::Result<TrainerState> {
+        let state_path = Checkpoint::new(path).trainer_state_path();
+        if path.is_dir() && state_path.exists() {
+            let text = std::fs::read_to_string(&state_path).with_context(|| format!("{}: cannot read", state_path.display()))?;
+            return serde_json::from_str::<TrainerState>(&text).with_context(|| format!("{}: invalid trainer state", state_path.display()));
+        }
+        let abs = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        Ok(TrainerState { format: 1, step: 0, initial_model: abs.display().to_string(), optimizer_steps: 0, rng: None, last_config: None })
+    }
+}
+
+/// How a step's samples are split: mini-batches (one optimizer update each) of micro-batches
+/// (one forward/backward each; indices into the samples), and each sample's aggregation weight
+/// (the weight of each of its trained tokens in the loss). What [`Trainer::step`] does, for a
+/// trainer in another program (`spade-grpo-step --trainer`).
+#[derive(Debug, Clone, Serialize)]
+pub struct StepPlan {
+    pub mini_batches: Vec<Vec<Vec<usize>>>,
+    pub weights: Vec<f64>,
+}
+
+impl StepPlan {
+    pub fn new(samples: &[Sample], cfg: &StepConfig) -> StepPlan {
+        let nmb = cfg.mini_batches.max(1).min(samples.len().max(1));
+        let dr = dr_norm(samples);
+        let mut weights = vec![0.0; samples.len()];
+        let mut mini_batches = Vec::new();
+        for idx in mini_batch_indices(samples.len(), nmb) {
+            let part: Vec<&Sample> = idx.iter().map(|&i| &samples[i]).collect();
+            for (j, w) in agg_weights(&part, cfg.loss_agg, dr).into_iter().enumerate() {
+                weights[idx[j]] = w.into_iter().find(|&x| x != 0.0).unwrap_or(0.0);
+            }
+            mini_batches.push(micro_batches(&part, cfg.micro_batch.max(1)).into_iter().map(|mb| mb.into_iter().map(|j| idx[j]).collect()).collect());
+        }
+        StepPlan { mini_batches, weights }
+    }
+}
+
+/// The sample indices of each of `nmb` mini-batches (sample i in mini-batch i mod nmb); empty ones left out.
+fn mini_batch_indices(n: usize, nmb: usize) -> Vec<Vec<usize>> {
+    (0..nmb).map(|k| (0..n).filter(|i| i % nmb == k).collect::<Vec<_>>()).filter(|v| !v.is_empty()).collect()
+}
+
+/// Install the folder `tmp` as `dir`: renamed into place, an existing `dir` replaced.
+pub fn install_folder(tmp: &Path, dir: &Path) -> anyhow::Result<()> {
+    let (parent, name) = folder_parts(dir)?;
+    if dir.exists() {
+        let old = parent.join(format!(".{name}.old.{}", std::process::id()));
+        std::fs::rename(dir, &old).with_context(|| format!("{}: cannot replace", dir.display()))?;
+        std::fs::rename(tmp, dir).with_context(|| format!("{}: cannot rename into place", dir.display()))?;
+        std::fs::remove_dir_all(&old).with_context(|| format!("{}: cannot remove", old.display()))?;
+    } else {
+        std::fs::rename(tmp, dir).with_context(|| format!("{}: cannot rename into place", dir.display()))?;
+    }
+    Ok(())
+}
+
+/// A checkpoint folder's parent (created) and name, and its fresh temporary sibling `.NAME.tmp.PID`.
+pub fn temp_sibling(dir: &Path) -> anyhow::Result<PathBuf> {
+    let (parent, name) = folder_parts(dir)?;
+    std::fs::create_dir_all(&parent).with_context(|| format!("{}: cannot create folder", parent.display()))?;
+    let tmp = parent.join(format!(".{name}.tmp.{}", std::process::id()));
+    if tmp.exists() {
+        std::fs::remove_dir_all(&tmp).with_context(|| format!("{}: cannot remove", tmp.display()))?;
+    }
+    Ok(tmp)
+}
+
+fn folder_parts(dir: &Path) -> anyhow::Result<(PathBuf, String)> {
+    let name = dir.file_name().and_then(|n| n.to_str()).ok_or_else(|| anyhow::anyhow!("{}: not a folder name", dir.display()))?;
+    let parent = dir.parent().filter(|p| !p.as_os_str().is_empty()).map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
+    Ok((parent, name.to_string()))
+}
+
 /// Everything one step needs besides the data.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct StepConfig {
@@ -268,14 +345,7 @@ impl Trainer {
     pub fn open(path: &Path, device: &Device) -> anyhow::Result<Trainer> {
         let model = spade_model::load(path, device)?;
         let ck = Checkpoint::new(path);
-        let state_path = ck.trainer_state_path();
-        let state = if path.is_dir() && state_path.exists() {
-            let text = std::fs::read_to_string(&state_path).with_context(|| format!("{}: cannot read", state_path.display()))?;
-            serde_json::from_str::<TrainerState>(&text).with_context(|| format!("{}: invalid trainer state", state_path.display()))?
-        } else {
-            let abs = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-            TrainerState { format: 1, step: 0, initial_model: abs.display().to_string(), optimizer_steps: 0, rng: None, last_config: None }
-        };
+        let state = TrainerState::read(path)?;
         let vars = model.weights().named_vars();
         let opt_path = ck.optimizer_path();
         let opt = if path.is_dir() && opt_path.exists() {
@@ -441,11 +511,7 @@ impl Trainer {
             None
         };
         let mut norms = Vec::new();
-        for k in 0..nmb {
-            let idx: Vec<usize> = (0..samples.len()).filter(|i| i % nmb == k).collect();
-            if idx.is_empty() {
-                continue;
-            }
+        for idx in mini_batch_indices(samples.len(), nmb) {
             let part: Vec<&Sample> = idx.iter().map(|&i| &samples[i]).collect();
             let part_old: Option<Vec<Vec<f32>>> = old.as_ref().map(|o| idx.iter().map(|&i| o[i].clone()).collect());
             let mut grads = zero_grads(&self.model);
@@ -484,13 +550,7 @@ impl Trainer {
     /// existing folder of that name is replaced).
     /// Writes the checkpoint folder atomically, with `card` as its `README.md` (see [`crate::card`]).
     pub fn save(&self, dir: &Path, card: Option<&str>) -> anyhow::Result<()> {
-        let name = dir.file_name().and_then(|n| n.to_str()).ok_or_else(|| anyhow::anyhow!("{}: not a folder name", dir.display()))?;
-        let parent = dir.parent().filter(|p| !p.as_os_str().is_empty()).map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
-        std::fs::create_dir_all(&parent).with_context(|| format!("{}: cannot create folder", parent.display()))?;
-        let tmp = parent.join(format!(".{name}.tmp.{}", std::process::id()));
-        if tmp.exists() {
-            std::fs::remove_dir_all(&tmp).with_context(|| format!("{}: cannot remove", tmp.display()))?;
-        }
+        let tmp = temp_sibling(dir)?;
         let result = (|| -> anyhow::Result<()> {
             let ck = Checkpoint::new(&tmp);
             ck.save_model(&self.model)?;
@@ -505,15 +565,7 @@ impl Trainer {
             let _ = std::fs::remove_dir_all(&tmp);
             return Err(e);
         }
-        if dir.exists() {
-            let old = parent.join(format!(".{name}.old.{}", std::process::id()));
-            std::fs::rename(dir, &old).with_context(|| format!("{}: cannot replace", dir.display()))?;
-            std::fs::rename(&tmp, dir).with_context(|| format!("{}: cannot rename into place", dir.display()))?;
-            std::fs::remove_dir_all(&old).with_context(|| format!("{}: cannot remove", old.display()))?;
-        } else {
-            std::fs::rename(&tmp, dir).with_context(|| format!("{}: cannot rename into place", dir.display()))?;
-        }
-        Ok(())
+        install_folder(&tmp, dir)
     }
 }
 
