@@ -119,7 +119,7 @@ SHARDED = $(if $(SHARDS),$(foreach i,$(SHARD_IDS),$(1)/shard-$(i).parquet),$(1))
 # The --shard flag of a shard file target ($@); nothing without SHARDS.
 SHARD_FLAG = $(if $(SHARDS),--shard $(patsubst shard-%.parquet,%,$(notdir $@))/$(SHARDS),)
 
-.PHONY: gguf install seed-plays all build test test-all test-fsdp test-slurm test-server bench venv model deps round round-deps rounds report warmstart warmstart-check experiment clean-runs help
+.PHONY: bench-fsdp gguf install seed-plays all build test test-all test-fsdp test-slurm test-server bench venv model deps round round-deps rounds report warmstart warmstart-check experiment clean-runs help
 
 all: build
 
@@ -189,6 +189,12 @@ bench: deps venv model
 	$(CARGO) bench --bench grpo
 	SPADE_LLAMA_BENCH=$$(dirname $$($(SHELL) scripts/llama-server.sh))/llama-bench $(CARGO) bench -p spade-model --bench model
 	@echo "bench results in target/bench/*.json"
+
+## One GRPO step on the default model by spade's trainer and by the FSDP trainer (1 and 2 processes):
+## target/bench/fsdp.json (needs the PyTorch environment, made once by scripts/torch-venv.sh).
+bench-fsdp: deps venv model
+	mkdir -p target/bench
+	SPADE_TORCH_PYTHON=$$($(SHELL) scripts/torch-venv.sh) $(CARGO) bench --bench fsdp
 
 # ---- one round ----------------------------------------------------------------------------
 RUNDIR := $(RUNS)/$(RUN)

@@ -319,7 +319,8 @@ def main():
 
     parts = [None] * world
     dist.all_gather_object(parts, {"agent": stats["agent"], "designer": stats["designer"], "loss": loss_total,
-                                   "micro": micro, "timing": timing})
+                                   "micro": micro, "timing": timing,
+                                   "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0})
     t0 = time.perf_counter()
     opts = StateDictOptions(full_state_dict=True, cpu_offload=device.type == "cuda")
     weights_sd = get_model_state_dict(model, options=opts)
@@ -359,7 +360,8 @@ def main():
             "micro_batches": sum(p["micro"] for p in parts),
             "time": {**tsum, "total": time.perf_counter() - t_start - save_s, "save": save_s},
             "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
-            "trainer": {"engine": "fsdp", "world_size": world, "device": kind, "torch": torch.__version__},
+            "trainer": {"engine": "fsdp", "world_size": world, "device": kind, "torch": torch.__version__,
+                        "peak_rss_mib_per_rank": [p["peak_rss_mib"] for p in parts]},
         }
         with open(plan["metrics"], "w") as f:
             json.dump(metrics, f)

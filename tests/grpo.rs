@@ -731,12 +731,20 @@ pub(crate) mod fsdp {
     #[test]
     #[ignore = "needs the PyTorch environment (~7 GB): make test-fsdp"]
     fn the_fsdp_step_equals_spades_step() {
-        for (name, extra) in [
-            ("plain", vec![]),
-            ("kl-and-mini-batches", vec!["--kl-coef", "0.05", "--mini-batches", "2", "--max-grad-norm", "0.05", "--train-arms", "hint,nohint"]),
+        use spade_model::Family;
+        for (name, family, extra) in [
+            ("plain", Family::Llama, vec![]),
+            (
+                "kl-and-mini-batches",
+                Family::Llama,
+                vec!["--kl-coef", "0.05", "--mini-batches", "2", "--max-grad-norm", "0.05", "--train-arms", "hint,nohint"],
+            ),
+            ("qwen2", Family::Qwen2, vec![]),
+            ("qwen3", Family::Qwen3, vec![]),
         ] {
             let d = tmp();
-            let model = tiny(&d.path().join("model"), 41);
+            let model = d.path().join("model");
+            write_tiny_model(&model, 41, TinySpec { family, ..TinySpec::default() }).unwrap();
             let batch = write_batch(d.path(), &model, 7);
             let (a, b) = both(d.path(), &model, &batch, &extra, 1);
             eprintln!(
