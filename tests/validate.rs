@@ -239,3 +239,93 @@ fn copies_of_known_environments_are_duplicates() {
     let (envs, _) = validate(d2.path(), &rows[..1], &[]);
     assert_eq!(envs.len(), 1);
 }
+
+/// `--require-solver`: an environment is kept only when its reference solver, which sees only the
+/// observations in a process of its own, wins every solver episode. A solvable environment passes
+/// (solved on every seed); one whose answer is a hidden random number is rejected as unsolvable; a
+/// solver that reaches for the environment's hidden state finds no environment in its process; an
+/// environment without a solver is rejected. Without the flag the solvers are still played and
+/// recorded, and the metrics give the share of valid environments with a winning solver.
+#[test]
+fn reference_solvers_are_played_apart_and_required_on_request() {
+    let d = tmp();
+    let dir = root().join("tests/data/solver");
+    let no_solver = root().join("tests/data/round-seeds/coin.py");
+    let run = |out: &str, extra: &[&str]| -> (Vec<serde_json::Value>, Vec<serde_json::Value>, serde_json::Value) {
+        let (envs, rej, m) =
+            (d.path().join(format!("{out}-envs.jsonl")), d.path().join(format!("{out}-rejects.jsonl")), d.path().join(format!("{out}.jsonl")));
+        stage("spade-validate")
+            .arg(&dir)
+            .arg(&no_solver)
+            .arg("-o")
+            .arg(&envs)
+            .arg("--rejects")
+            .arg(&rej)
+            .args(["--jobs", "2", "--metrics", m.to_str().unwrap()])
+            .args(extra)
+            .assert()
+            .success();
+        (read_jsonl(&envs), read_jsonl(&rej), read_jsonl(&m).pop().unwrap())
+    };
+    let src = |r: &serde_json::Value| r["source"].as_str().unwrap().to_string();
+
+    let (envs, rej, m) = run("plain", &[]);
+    assert_eq!(envs.iter().map(src).collect::<Vec<_>>(), ["hidden.py", "peek.py", "sum.py", "coin.py"], "{rej:?}");
+    let row = |name: &str| envs.iter().find(|r| src(r) == name).unwrap().clone();
+    assert_eq!((row("sum.py")["solver_episodes"].as_i64(), row("sum.py")["solver_wins"].as_i64()), (Some(3), Some(3)));
+    assert!(row("hidden.py")["solver_wins"].as_i64().unwrap() < 3);
+    assert_eq!(row("peek.py")["solver_wins"], 0);
+    assert!(row("coin.py")["solver"].is_null() && row("coin.py")["solver_episodes"].is_null());
+    // The environment is the code before the marker: no solver in `code`, and env_id hashes it.
+    assert!(!row("sum.py")["code"].as_str().unwrap().contains("def solve") && row("sum.py")["solver"].as_str().unwrap().contains("def solve"));
+    assert_eq!(m["solver"]["candidates_with_solver"], 3);
+    assert_eq!(m["solver"]["valid_with_winning_solver"], 1);
+    assert_eq!(m["solver"]["winning_solver_share"], 0.25);
+
+    let (envs, rej, m) = run("required", &["--require-solver", "--solver-seeds", "4"]);
+    assert_eq!(envs.iter().map(src).collect::<Vec<_>>(), ["sum.py"]);
+    assert_eq!(envs[0]["solver_wins"], 4);
+    let why = |name: &str| {
+        rej.iter().find(|r| src(r) == name).map(|r| (r["stage"].as_str().unwrap().to_string(), r["error"].as_str().unwrap().to_string())).unwrap()
+    };
+    let (stage_h, err_h) = why("hidden.py");
+    assert_eq!(stage_h, "solver");
+    assert!(err_h.contains("not determined by what the agent is shown"), "{err_h}");
+    let (_, err_p) = why("peek.py");
+    assert!(err_p.contains("solve() at turn 0") && err_p.contains("IndexError"), "the solver's process holds no environment: {err_p}");
+    let (stage_c, err_c) = why("coin.py");
+    assert_eq!(stage_c, "solver");
+    assert!(err_c.contains("no reference solver"), "{err_c}");
+    assert_eq!(rej.iter().find(|r| src(r) == "hidden.py").unwrap()["validity"], 0.85);
+    assert_eq!(m["solver"]["winning_solver_share"], 0.25);
+}
+
+/// The seed pool's reference solvers (the files with a `# --- solver ---` section) win every
+/// episode of their environments, so `--require-solver` keeps them.
+#[test]
+fn the_seed_pools_solvers_win() {
+    let d = tmp();
+    let pool = d.path().join("pool");
+    std::fs::create_dir_all(&pool).unwrap();
+    let mut n = 0;
+    for e in std::fs::read_dir(root().join("data/seed-envs")).unwrap() {
+        let p = e.unwrap().path();
+        let text = std::fs::read_to_string(&p).unwrap();
+        if text.lines().any(|l| l.trim() == spade_sandbox::validate::SOLVER_MARKER) {
+            std::fs::write(pool.join(p.file_name().unwrap()), text).unwrap();
+            n += 1;
+        }
+    }
+    assert!(n >= 5, "{n} seed environments with solvers");
+    let (envs, rej) = (d.path().join("envs.jsonl"), d.path().join("rejects.jsonl"));
+    stage("spade-validate")
+        .arg(&pool)
+        .arg("-o")
+        .arg(&envs)
+        .arg("--rejects")
+        .arg(&rej)
+        .args(["--require-solver", "--solver-seeds", "5", "--jobs", "2"])
+        .assert()
+        .success();
+    assert_eq!((read_jsonl(&envs).len(), read_jsonl(&rej)), (n, vec![]));
+}

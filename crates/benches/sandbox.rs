@@ -90,7 +90,9 @@ fn main() {
     }
     let rounds = if quick { 1 } else { 3 };
     let cands: Vec<Candidate> = (0..rounds)
-        .flat_map(|_| codes.iter().map(|c| Candidate { code: Some(c.clone()), hint: Some("think".into()), setting: Setting::parse(None) }))
+        .flat_map(|_| {
+            codes.iter().map(|c| Candidate { code: Some(c.clone()), hint: Some("think".into()), setting: Setting::parse(None), solver: None })
+        })
         .collect();
     let jobs = cores;
     let sb = Sandbox::new(SandboxConfig { jobs, limits, worker: Some(worker()), ..Default::default() }).unwrap();

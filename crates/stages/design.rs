@@ -317,7 +317,11 @@ fn run(args: Args) -> anyhow::Result<()> {
                 if done[i] {
                     continue;
                 }
-                let c = spade_sandbox::validate::Candidate { code: row.final_code.clone(), hint: row.hint.clone(), setting };
+                let (code, solver) = match row.final_code.as_deref().map(spade_sandbox::validate::split_solver) {
+                    Some((c, s)) => (Some(c), s),
+                    None => (None, None),
+                };
+                let c = spade_sandbox::validate::Candidate { code, hint: row.hint.clone(), setting, solver };
                 let v = spade_sandbox::validate::check(&sb, &c, &cfg);
                 if v.passed() {
                     done[i] = true;

@@ -80,6 +80,18 @@ struct Args {
     #[arg(long, default_value_t = 1024, value_name = "MIB")]
     memory_mb: u64,
 
+    /// Reject an environment unless its reference solver (`solve(observations)`, in a `solver`
+    /// column or after a `# --- solver ---` line of the code; it sees only the observations, in a
+    /// process of its own) wins every solver episode: environments whose answer is not determined
+    /// by what the agent is shown are rejected before any agent plays them. Without it, solvers
+    /// present are still played and recorded.
+    #[arg(long)]
+    require_solver: bool,
+
+    /// Solver episodes (seeds 0..N).
+    #[arg(long, default_value_t = 3, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    solver_seeds: u64,
+
     #[command(flatten)]
     common: Common,
 }
@@ -91,6 +103,8 @@ fn main() -> ExitCode {
 /// One input row, with what validate reads from it.
 struct Row {
     code: Option<String>,
+    /// The reference solver (a `solver` column, or the code's part after `# --- solver ---`).
+    solver: Option<String>,
     hint: Option<String>,
     skill: Option<String>,
     setting: Option<String>,
@@ -162,6 +176,7 @@ fn read_folder(files: &[PathBuf]) -> anyhow::Result<Input> {
     for f in files {
         let bytes = std::fs::read(f).with_context(|| format!("{}: cannot read", f.display()))?;
         let code = String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{}: not UTF-8 text", f.display()))?;
+        let (code, solver) = validate::split_solver(&code);
         rows.push(Row {
             hint: header(&code, "hint"),
             skill: header(&code, "skill"),
@@ -169,6 +184,7 @@ fn read_folder(files: &[PathBuf]) -> anyhow::Result<Input> {
             candidate_id: None,
             source: f.file_name().map(|n| n.to_string_lossy().to_string()),
             code: Some(code),
+            solver,
         });
     }
     Ok(Input { rows, carried: None })
@@ -194,9 +210,18 @@ fn read_table(inputs: &[String]) -> anyhow::Result<Input> {
         let col = |name: &str| -> anyhow::Result<Vec<Option<String>>> { Ok(strings(b, name)?.unwrap_or_else(|| vec![None; n])) };
         let (code, final_code) = (col("code")?, col("final_code")?);
         let (hint, skill, setting, cid, source) = (col("hint")?, col("skill")?, col("setting")?, col("candidate_id")?, col("source")?);
+        let solver = col("solver")?;
         for i in 0..n {
+            let (code, in_code) = match final_code[i].clone().or_else(|| code[i].clone()) {
+                Some(c) => {
+                    let (c, s) = validate::split_solver(&c);
+                    (Some(c), s)
+                }
+                None => (None, None),
+            };
             rows.push(Row {
-                code: final_code[i].clone().or_else(|| code[i].clone()),
+                code,
+                solver: solver[i].clone().filter(|x| !x.trim().is_empty()).or(in_code),
                 hint: hint[i].clone(),
                 skill: skill[i].clone(),
                 setting: setting[i].clone(),
@@ -274,9 +299,17 @@ fn run(args: Args) -> anyhow::Result<()> {
         None => read_table(&args.input)?,
     };
     let n = input.rows.len();
-    let cands: Vec<Candidate> =
-        input.rows.iter().map(|r| Candidate { code: r.code.clone(), hint: r.hint.clone(), setting: Setting::parse(r.setting.as_deref()) }).collect();
-    let cfg = CheckConfig { max_turns: args.max_turns, ..CheckConfig::default() };
+    let cands: Vec<Candidate> = input
+        .rows
+        .iter()
+        .map(|r| Candidate { code: r.code.clone(), hint: r.hint.clone(), setting: Setting::parse(r.setting.as_deref()), solver: r.solver.clone() })
+        .collect();
+    let cfg = CheckConfig {
+        max_turns: args.max_turns,
+        solver_seeds: (0..args.solver_seeds).collect(),
+        require_solver: args.require_solver,
+        ..CheckConfig::default()
+    };
     let jobs = args.jobs.max(1).min(n.max(1));
     let mut verdicts: Vec<Verdict> = Vec::with_capacity(n);
     if n > 0 {
@@ -342,22 +375,34 @@ fn run(args: Args) -> anyhow::Result<()> {
     let int = |idx: &[usize], f: &dyn Fn(&Verdict) -> i64| -> ArrayRef {
         Arc::new(Int64Array::from(idx.iter().map(|&i| f(&verdicts[i])).collect::<Vec<_>>()))
     };
-    let env_extras: Vec<(Field, ArrayRef)> = vec![
+    let opt_int = |idx: &[usize], f: &dyn Fn(&validate::SolverStats) -> i64| -> ArrayRef {
+        Arc::new(Int64Array::from(idx.iter().map(|&i| verdicts[i].solver.as_deref().map(f)).collect::<Vec<_>>()))
+    };
+    let solver_extras = |idx: &[usize]| -> Vec<(Field, ArrayRef)> {
+        vec![
+            (Field::new("solver", DataType::Utf8, true), pick(idx, &|r| r.solver.clone())),
+            (Field::new("solver_episodes", DataType::Int64, true), opt_int(idx, &|s| s.episodes as i64)),
+            (Field::new("solver_wins", DataType::Int64, true), opt_int(idx, &|s| s.wins as i64)),
+        ]
+    };
+    let mut env_extras: Vec<(Field, ArrayRef)> = vec![
         (Field::new("class_name", DataType::Utf8, true), class_col(&pass)),
         (Field::new("probe_episodes", DataType::Int64, false), int(&pass, &|v| v.probe.episodes as i64)),
         (Field::new("probe_wins", DataType::Int64, false), int(&pass, &|v| v.probe.wins as i64)),
         (Field::new("probe_max_turns", DataType::Int64, false), int(&pass, &|v| v.probe.max_episode_turns as i64)),
     ];
+    env_extras.extend(solver_extras(&pass));
     let envs = build(&spade_schema::ENVS, &env_extras, common_cols(&pass), input.carried.as_ref(), &pass)?;
     let mut rej_own = common_cols(&fail);
     rej_own.push(("stage", str_col(fail.iter().map(|&i| Some(verdicts[i].stage.as_str().to_string())).collect())));
     rej_own.push(("status", str_col(fail.iter().map(|&i| Some(verdicts[i].status.as_str().to_string())).collect())));
     rej_own.push(("error", str_col(fail.iter().map(|&i| Some(verdicts[i].error.clone())).collect())));
     rej_own.push(("validity", Arc::new(Float64Array::from(fail.iter().map(|&i| verdicts[i].validity).collect::<Vec<_>>()))));
-    let rej_extras: Vec<(Field, ArrayRef)> = vec![
+    let mut rej_extras: Vec<(Field, ArrayRef)> = vec![
         (Field::new("source", DataType::Utf8, true), pick(&fail, &|r| r.source.clone())),
         (Field::new("class_name", DataType::Utf8, true), class_col(&fail)),
     ];
+    rej_extras.extend(solver_extras(&fail));
     let rejects = build(&spade_schema::REJECTS, &rej_extras, rej_own, input.carried.as_ref(), &fail)?;
 
     let config = spade_cli::config_json(&args);
@@ -374,13 +419,24 @@ fn run(args: Args) -> anyhow::Result<()> {
     for &i in &fail {
         *by_stage.entry(verdicts[i].stage.as_str()).or_default() += 1;
     }
+    // The reference solvers: how many candidates brought one, and how many valid environments
+    // (passed, or rejected only as duplicates or for their solver) it won every episode of.
+    let checked: Vec<&Verdict> = verdicts.iter().filter(|v| matches!(v.stage, Stage::Passed | Stage::Duplicate | Stage::Solver)).collect();
+    let with_solver = input.rows.iter().filter(|r| r.solver.is_some()).count();
+    let winning = checked.iter().filter(|v| v.solver.as_ref().is_some_and(|s| s.won_all())).count();
+    let solver = serde_json::json!({
+        "candidates_with_solver": with_solver,
+        "valid": checked.len(),
+        "valid_with_winning_solver": winning,
+        "winning_solver_share": if checked.is_empty() { 0.0 } else { winning as f64 / checked.len() as f64 },
+    });
     let secs = start.elapsed().as_secs_f64();
-    tracing::info!("validated {n} candidates in {secs:.1}s: {} envs, {} rejects {:?}", pass.len(), fail.len(), by_stage);
+    tracing::info!("validated {n} candidates in {secs:.1}s: {} envs, {} rejects {:?}; solvers: {solver}", pass.len(), fail.len(), by_stage);
     let _ = Stage::Passed;
     args.common.metrics(
         "spade-validate",
         serde_json::json!({
-            "candidates": n, "envs": pass.len(), "rejects": fail.len(), "by_stage": by_stage,
+            "candidates": n, "envs": pass.len(), "rejects": fail.len(), "by_stage": by_stage, "solver": solver,
             "seconds": secs, "candidates_per_s": if secs > 0.0 { n as f64 / secs } else { 0.0 }, "config": config,
         }),
     )?;

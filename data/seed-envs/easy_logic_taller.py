@@ -40,3 +40,14 @@ class TallerEnv:
             self.done = True
             return f"{msg} It was {self.answer}.", 0.0, True, False, {"success": False}
         return msg + " Try again.", 0.0, False, False, {"success": False}
+
+# --- solver ---
+import re
+
+MORE = {"taller": "shorter", "older": "younger", "faster": "slower"}
+
+
+def solve(observations):
+    a, more, b = re.search(r"(\w+) is (\w+) than (\w+)\.", observations[0]).groups()
+    ask = re.search(r"Who is (\w+)\?", observations[0]).group(1)
+    return "\\boxed{%s}" % (a if ask == more else b)

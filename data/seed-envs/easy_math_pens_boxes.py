@@ -43,3 +43,11 @@ class PensBoxesEnv:
             self.done = True
             return f"{text} The total was {self.answer}.", 0.0, True, False, {"success": False}
         return text + " Try again.", 0.0, False, False, {"success": False}
+
+# --- solver ---
+import re
+
+
+def solve(observations):
+    boxes, per = (int(n) for n in re.findall(r"\d+", observations[0])[:2])
+    return "\\boxed{%d}" % (boxes * per)

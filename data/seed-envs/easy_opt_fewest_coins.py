@@ -36,3 +36,12 @@ class FewestCoinsEnv:
         self.done = self.tries >= self.MAX_TRIES
         tail = f" Out of tries; the fewest is {self.answer}." if self.done else " Try again."
         return msg + tail, 0.0, self.done, False, {"success": False}
+
+# --- solver ---
+import re
+
+
+def solve(observations):
+    amount = int(re.search(r"exactly (\d+) cents", observations[0]).group(1))
+    big = int(re.search(r"(\d+)-cent", observations[0]).group(1))
+    return "\\boxed{%d}" % (amount // big + amount % big)

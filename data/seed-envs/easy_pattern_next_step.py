@@ -46,3 +46,11 @@ class NextStepEnv:
             self.done = True
             return f"{say} The next number was {self.answer}.", 0.0, True, False, {"success": False}
         return f"{say} Try again.", 0.0, False, False, {"success": False}
+
+# --- solver ---
+import re
+
+
+def solve(observations):
+    seq = [int(n) for n in re.findall(r"-?\d+", observations[0].splitlines()[1])]
+    return "\\boxed{%d}" % (seq[-1] + seq[-1] - seq[-2])

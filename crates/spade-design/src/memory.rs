@@ -138,6 +138,8 @@ pub fn read_seed_folder(dir: &Path) -> Result<Vec<MemoryEntry>> {
 /// code, replaced by [`set_env_ids`] when the caller has the validator's function.
 pub fn read_seed_file(p: &Path) -> Result<MemoryEntry> {
     let code = std::fs::read_to_string(p).map_err(|e| Error::Io(format!("{}: {e}", p.display())))?;
+    // The environment only: a reference solver after its marker line is not part of it.
+    let (code, _solver) = spade_sandbox::validate::split_solver(&code);
     Ok(MemoryEntry {
         env_id: hash_hex(&["seed-file", &code]),
         hint: header(&code, "hint"),

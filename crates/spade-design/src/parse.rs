@@ -59,6 +59,10 @@ fn blocks(text: &str) -> Vec<Block> {
     out
 }
 
+fn defines_solve(code: &str) -> bool {
+    code.lines().any(|l| l.starts_with("def solve("))
+}
+
 fn looks_like_env(code: &str) -> bool {
     code.lines().any(|l| l.trim_start().starts_with("class ")) && code.contains("def ")
 }
@@ -128,7 +132,15 @@ pub fn parse_response(text: &str) -> Parsed {
         Some(_) => {}
     }
     if p.error.is_none() {
-        p.code = code.clone();
+        // A reference solver written as a block of its own goes after the environment, behind the
+        // marker line that spade-validate splits at (spade_sandbox::validate::SOLVER_MARKER).
+        let solver = bs.iter().filter(|b| !chosen.is_some_and(|c| std::ptr::eq(*b, c))).find(|b| defines_solve(&b.body));
+        p.code = match (&code, solver) {
+            (Some(c), Some(b)) if !c.lines().any(|l| l.trim() == spade_sandbox::validate::SOLVER_MARKER) => {
+                Some(format!("{c}\n{}\n{}\n", spade_sandbox::validate::SOLVER_MARKER, b.body.trim_end()))
+            }
+            _ => code.clone(),
+        };
     }
     let code_ref = code.as_deref().unwrap_or("");
     p.hint = header(code_ref, "hint")
@@ -162,6 +174,17 @@ pub fn parse_hint(text: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_solver_block_follows_the_environment_behind_the_marker() {
+        let env = "class E:\n    def reset(self, seed=None):\n        return 'x', {}\n";
+        let p = super::parse_response(&format!("```python\n{env}```\nAnd a solver:\n```python\ndef solve(observations):\n    return 'a'\n```\n"));
+        let (code, solver) = spade_sandbox::validate::split_solver(p.code.as_deref().unwrap());
+        assert_eq!(code, env);
+        assert_eq!(solver.as_deref(), Some("def solve(observations):\n    return 'a'\n"));
+        // No solver block: the code as it was.
+        assert_eq!(super::parse_response(&format!("```python\n{env}```")).code.as_deref(), Some(env));
+    }
+
     #[test]
     fn hint_responses() {
         assert_eq!(parse_hint("Sure!\n**Hint:** halve the range\neach time.\n\nGood luck").as_deref(), Some("halve the range each time."));

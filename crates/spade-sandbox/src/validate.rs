@@ -15,7 +15,20 @@
 //! | `termination` | 0.6 | a probe episode does not end within `--max-turns` |
 //! | `determinism` | 0.7 | the same seeds and actions, replayed in a separate fork, give a different transcript |
 //! | `hint-leak` | 0.8 | the hint wins when sent as the action (as is, and `\\boxed{}` in games), or contains a winning action found by the probes verbatim — the whole action, or its boxed answer as a whole word when that answer is specific (a number of 2+ digits, or a non-generic word of 3+ letters) |
+//! | `solver` | 0.85 | (with [`CheckConfig::require_solver`]) there is no reference solver, or it does not win every solver episode |
 //! | `duplicate` | 0.9 | same code as an earlier valid environment (exact), or token-shingle Jaccard ≥ [`NEAR_DUP_JACCARD`] (near) |
+//!
+//! **Reference solvers.** Beside an environment, its author may write a solver: a module of its own
+//! defining `solve(observations)`, a function of the observation strings so far (the first from
+//! `reset`, then one per step) that returns the next action. It runs in a sandbox child of its own,
+//! a fresh one per call, with no access to the environment object or its hidden state: it sees what
+//! the agent sees, without the hint. The environment is played with it on [`CheckConfig::solver_seeds`]
+//! (a win as in the probes: `info["success"]`, else terminated with return ≥ 0.5); its record is in
+//! [`Verdict::solver`] whenever there is a solver, and with `require_solver` an environment whose
+//! solver does not win every episode (or that has none) is rejected: its answer is not determined
+//! by what the agent is shown. In a seed file or a designer's code block the solver follows the
+//! environment after a line [`SOLVER_MARKER`] ([`split_solver`]); a designer may also write it as
+//! a separate code block.
 //!
 //! The probe battery speaks the setting's action format: in `games`, `\boxed{…}` guesses (small
 //! numbers, yes/no, letters, and numbers and words harvested from the first observation) plus
@@ -79,6 +92,7 @@ pub enum Stage {
     Termination,
     Determinism,
     HintLeak,
+    Solver,
     Duplicate,
     Passed,
 }
@@ -95,6 +109,7 @@ impl Stage {
             Stage::Termination => "termination",
             Stage::Determinism => "determinism",
             Stage::HintLeak => "hint-leak",
+            Stage::Solver => "solver",
             Stage::Duplicate => "duplicate",
             Stage::Passed => "passed",
         }
@@ -111,10 +126,29 @@ impl Stage {
             Stage::Termination => 0.6,
             Stage::Determinism => 0.7,
             Stage::HintLeak => 0.8,
+            Stage::Solver => 0.85,
             Stage::Duplicate => 0.9,
             Stage::Passed => 1.0,
         }
     }
+}
+
+/// The line that separates an environment's code from its reference solver (see the module docs).
+pub const SOLVER_MARKER: &str = "# --- solver ---";
+
+/// `code` split at its [`SOLVER_MARKER`] line: the environment's code (what is run and hashed as
+/// `env_id`) and the solver's, when there is one.
+pub fn split_solver(code: &str) -> (String, Option<String>) {
+    let mut offset = 0;
+    for line in code.split_inclusive('\n') {
+        if line.trim() == SOLVER_MARKER {
+            let env = code[..offset].trim_end().to_string() + "\n";
+            let solver = code[offset + line.len()..].trim().to_string();
+            return (env, (!solver.is_empty()).then(|| solver + "\n"));
+        }
+        offset += line.len();
+    }
+    (code.to_string(), None)
 }
 
 /// One candidate to check.
@@ -123,6 +157,8 @@ pub struct Candidate {
     pub code: Option<String>,
     pub hint: Option<String>,
     pub setting: Setting,
+    /// The reference solver's module (defines `solve(observations)`), when there is one.
+    pub solver: Option<String>,
 }
 
 #[derive(Clone, Debug)]
@@ -133,11 +169,80 @@ pub struct CheckConfig {
     pub seeds: Vec<u64>,
     /// Probe episodes replayed in a separate fork for the determinism check.
     pub replay_episodes: usize,
+    /// Seeds of the solver episodes (one each).
+    pub solver_seeds: Vec<u64>,
+    /// Reject a candidate without a solver that wins every solver episode.
+    pub require_solver: bool,
 }
 
 impl Default for CheckConfig {
     fn default() -> Self {
-        CheckConfig { max_turns: 8, seeds: vec![0, 1, 2], replay_episodes: 4 }
+        CheckConfig { max_turns: 8, seeds: vec![0, 1, 2], replay_episodes: 4, solver_seeds: vec![0, 1, 2], require_solver: false }
+    }
+}
+
+/// How the reference solver did.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SolverStats {
+    pub episodes: u32,
+    pub wins: u32,
+    /// Why an episode stopped short (the solver raised or returned no string, the environment
+    /// failed, no end within the turn limit), the first such; `None` when every episode ended.
+    pub error: Option<String>,
+}
+
+impl SolverStats {
+    /// Whether the solver won every episode it played.
+    pub fn won_all(&self) -> bool {
+        self.episodes > 0 && self.wins == self.episodes && self.error.is_none()
+    }
+}
+
+/// Play `code` with `solver` on each of `cfg.solver_seeds`: a fresh environment child per
+/// episode, `solve(observations)` in a fresh child of its own per step.
+pub fn play_solver(sb: &Sandbox, code: &str, solver: &str, cfg: &CheckConfig) -> SolverStats {
+    let mut st = SolverStats::default();
+    for &seed in &cfg.solver_seeds {
+        st.episodes += 1;
+        let outcome = (|| -> Result<bool, String> {
+            let (mut ep, _) = sb.open_env(code, Some(cfg.max_turns)).map_err(|e| format!("load: {}", e.message))?;
+            let r = ep.reset(seed).map_err(|e| format!("reset(seed={seed}): {}", e.message))?;
+            let mut seen = vec![Value::String(r.observation)];
+            let mut ret = 0.0;
+            for t in 0..cfg.max_turns {
+                let action = match sb.run_function(solver, "solve", &[Value::Array(seen.clone())], &serde_json::json!({})) {
+                    Ok(Value::String(a)) => a,
+                    Ok(other) => return Err(format!("solve() returned {} at turn {t} (seed {seed}), not a string", kind_of(&other))),
+                    Err(e) => return Err(format!("solve() at turn {t} (seed {seed}): {}", e.message)),
+                };
+                let s = ep.step(&action).map_err(|e| format!("step({action:?}) (seed {seed}): {}", e.message))?;
+                ret += s.reward;
+                seen.push(Value::String(s.observation));
+                if s.terminated || s.truncated {
+                    ep.close();
+                    return Ok(success(&s.info, s.terminated, ret));
+                }
+            }
+            Err(format!("the solver's episode (seed {seed}) did not end within {} turns", cfg.max_turns))
+        })();
+        match outcome {
+            Ok(won) => st.wins += u32::from(won),
+            Err(e) => {
+                st.error.get_or_insert(one_line(&e));
+            }
+        }
+    }
+    st
+}
+
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "None",
+        Value::Bool(_) => "a bool",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a dict",
     }
 }
 
@@ -162,6 +267,9 @@ pub struct Verdict {
     pub validity: f64,
     pub class_name: Option<String>,
     pub probe: ProbeStats,
+    /// The reference solver's record, when the candidate has a solver and passed the other checks.
+    #[serde(default)]
+    pub solver: Option<Box<SolverStats>>,
 }
 
 impl Verdict {
@@ -169,7 +277,15 @@ impl Verdict {
         self.stage == Stage::Passed
     }
     fn fail(stage: Stage, status: Status, error: impl Into<String>) -> Verdict {
-        Verdict { stage, status, error: one_line(&error.into()), validity: stage.validity(), class_name: None, probe: ProbeStats::default() }
+        Verdict {
+            stage,
+            status,
+            error: one_line(&error.into()),
+            validity: stage.validity(),
+            class_name: None,
+            probe: ProbeStats::default(),
+            solver: None,
+        }
     }
     /// Turn a passed verdict into a duplicate reject.
     pub fn duplicate(&mut self, why: String) {
@@ -488,6 +604,7 @@ fn check_once(sb: &Sandbox, c: &Candidate, cfg: &CheckConfig) -> Verdict {
         validity: 1.0,
         class_name: Some(info.class_name.clone()),
         probe: played.stats.clone(),
+        solver: None,
     };
     // determinism: replay the first episodes in a separate fork
     let k = cfg.replay_episodes.min(actions.len());
@@ -541,6 +658,29 @@ fn check_once(sb: &Sandbox, c: &Candidate, cfg: &CheckConfig) -> Verdict {
         }
     }
     a.close();
+    if let Some(solver) = c.solver.as_deref().filter(|x| !x.trim().is_empty()) {
+        verdict.solver = Some(Box::new(play_solver(sb, code, solver, cfg)));
+    }
+    if cfg.require_solver {
+        let why = match &verdict.solver {
+            None => Some("no reference solver (--require-solver): write solve(observations) after a line `# --- solver ---`".to_string()),
+            Some(st) if !st.won_all() => Some(match &st.error {
+                Some(e) => format!("the reference solver won {} of {} episodes: {e}", st.wins, st.episodes),
+                None => format!(
+                    "the reference solver won {} of {} episodes: the answer is not determined by what the agent is shown",
+                    st.wins, st.episodes
+                ),
+            }),
+            Some(_) => None,
+        };
+        if let Some(why) = why {
+            let mut v = Verdict::fail(Stage::Solver, Status::Ok, why);
+            v.class_name = verdict.class_name.clone();
+            v.probe = verdict.probe.clone();
+            v.solver = verdict.solver.clone();
+            return v;
+        }
+    }
     verdict.validity = 1.0;
     verdict
 }
