@@ -23,6 +23,13 @@ RUN ?= default
 RUNS ?= runs
 CORPUS ?= data/corpus
 SEEDS ?= data/seed-envs
+# The settings the designer writes for, with their share of each round's documents: games,
+# tool-use, games,tool-use (half each) or weights such as games=3,tool-use=1 (spade-design
+# --setting). With tool-use, the starting memory adds the tool environments of TOOL_SEEDS and the
+# default evaluation adds BFCL multi-turn (bfcl-mt).
+SETTINGS ?= games
+TOOL_SEEDS ?= data/seed-envs-tool-use
+TOOL_USE := $(findstring tool-use,$(SETTINGS))
 SEED ?= 0
 ROUND ?= 1
 N ?= 1
@@ -34,7 +41,7 @@ EVAL_EVERY ?= 1
 # Held-out evaluation: Reasoning-Gym tasks the 135M model partly solves (rg:easy, EVAL_N items per
 # task) and the held-out seed environments (data/heldout-envs/, never in a warm-up or a memory),
 # played without the hint, EVAL_SAMPLES episodes each (other environment seeds); greedy.
-EVAL_SUITES ?= rg:easy,envs:data/heldout-envs
+EVAL_SUITES ?= rg:easy,envs:data/heldout-envs$(if $(TOOL_USE),$(comma)bfcl-mt,)
 EVAL_N ?= 32
 EVAL_SAMPLES ?= 2
 THREADS ?= 2
@@ -233,7 +240,7 @@ TRAIN_DESIGNER := $(if $(or $(FIXED_POOL),$(FROZEN_DESIGNER)),,$(if $(DROUNDS),1
 $(RUNDIR)/config.json: | venv
 	mkdir -p $(RUNDIR)
 	$(PYTHON) -c 'import json,sys; a=sys.argv[1:]; json.dump(dict(zip(a[::2],a[1::2])),open("$@.tmp","w"),indent=1)' \
-	  run "$(RUN)" seed "$(SEED)" size "$(SIZE)" steps "$(STEPS)" delay "$(DELAY)" eval_every "$(EVAL_EVERY)" \
+	  run "$(RUN)" seed "$(SEED)" size "$(SIZE)" steps "$(STEPS)" delay "$(DELAY)" eval_every "$(EVAL_EVERY)" settings "$(SETTINGS)" \
 	  eval_suites "$(EVAL_SUITES)" eval_n "$(EVAL_N)" eval_samples "$(EVAL_SAMPLES)" threads "$(THREADS)" device "$(DEVICE)" \
 	  model "$(MODEL)" start "$(START)" seed_plays "$(SEED_PLAYS)" match_run "$(MATCH_RUN)" fixed_pool_size "$(FIXED_POOL_SIZE)" \
 	  pool "$(POOL)" temperature "$(TEMPERATURE)" design_temperature "$(DESIGN_TEMPERATURE)" lr "$(LR)" variant "$(VARIANT)" fixed_pool "$(FIXED_POOL)" \
@@ -245,7 +252,7 @@ $(RUNDIR)/config.json: | venv
 # The starting memory: the seed environments, validated, with SEED_PLAYS recorded (so the first
 # round already knows which seeds its agent cannot win yet, and plays the others).
 $(RUNDIR)/memory-0000.parquet: $(RUNDIR)/config.json | $(BUILD_DEP)
-	$(VALIDATE) $(SEEDS) -o $(RUNDIR)/seed-envs.parquet --rejects $(RUNDIR)/seed-rejects.parquet --round 0 $(METRICS)
+	$(VALIDATE) $(SEEDS) $(if $(TOOL_USE),$(TOOL_SEEDS),) -o $(RUNDIR)/seed-envs.parquet --rejects $(RUNDIR)/seed-rejects.parquet --round 0 $(METRICS)
 	$(REGRET) $(SEED_PLAYS) --envs $(RUNDIR)/seed-envs.parquet -o $(RUNDIR)/seed-scores.parquet --memory-out $@ --round 0 $(METRICS)
 
 $(RDIR)/docs.parquet: $(RUNDIR)/config.json | $(BUILD_DEP)
@@ -253,7 +260,7 @@ $(RDIR)/docs.parquet: $(RUNDIR)/config.json | $(BUILD_DEP)
 
 ifeq ($(CANDIDATES),)
 $(RDIR)/candidates.parquet: $(RDIR)/docs.parquet $(START_MEMORY) $(START_CKPT)
-	$(DESIGN) --model $(START_MODEL) --docs $< --memory $(START_MEMORY) -o $@ --per-doc $(PER_DOC) \
+	$(DESIGN) --model $(START_MODEL) --docs $< --memory $(START_MEMORY) -o $@ --per-doc $(PER_DOC) --setting $(SETTINGS) \
 	  $(if $(NO_MEMORY),--no-memory,) $(if $(NO_CORPUS),--no-corpus,) $(DESIGN_FLAGS) $(DESIGNFLAGS) $(COMMON)
 else
 $(RDIR)/candidates.parquet: $(CANDIDATES) $(RDIR)/docs.parquet

@@ -223,8 +223,26 @@ fn ablations_change_the_prompt() {
     assert_eq!(read_jsonl(&out).len(), 3);
     // tool-use has its own templates and examples
     let (tools, r) = prompt_of(&["--setting", "tool-use"]);
-    assert!(tools.contains("# setting: tool-use") && tools.contains("JSON"));
+    assert!(tools.contains("# setting: tool-use") && tools.contains("JSON") && tools.contains("get_tools(self)") && tools.contains("execute_tool"));
     assert_eq!(r["setting"], "tool-use");
+    // and its own skills (the games' six are about reasoning)
+    assert!(spade_design::TOOL_USE_SKILLS.contains(&r["skill"].as_str().unwrap()), "{}", r["skill"]);
+    // a share of each setting over the round's documents, each with its setting's skills
+    let out = p("share.jsonl");
+    design(
+        &p("m"),
+        &["--no-corpus", "--groups", "4", "--per-doc", "1", "--max-new-tokens", "8", "--setting", "games,tool-use", "-o", out.to_str().unwrap()],
+    )
+    .success();
+    let rows = read_jsonl(&out);
+    let settings: Vec<&str> = rows.iter().map(|r| r["setting"].as_str().unwrap()).collect();
+    assert_eq!(settings, ["games", "tool-use", "games", "tool-use"]);
+    for r in &rows {
+        let own = if r["setting"] == "tool-use" { spade_design::TOOL_USE_SKILLS } else { spade_design::DEFAULT_SKILLS };
+        assert!(own.contains(&r["skill"].as_str().unwrap()), "{r}");
+    }
+    let a = design(&p("m"), &["--no-corpus", "--groups", "1", "--setting", "chess", "-o", out.to_str().unwrap()]).failure().code(2);
+    assert!(String::from_utf8_lossy(&a.get_output().stderr).contains("expected games or tool-use"));
     // --hint self: the designer is not asked for a hint
     let (selfhint, _) = prompt_of(&["--hint", "self"]);
     assert!(full.contains("# hint:") && !selfhint.contains("# hint:"));

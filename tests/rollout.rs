@@ -275,6 +275,55 @@ fn tool_use_parses_json_calls_and_feeds_the_environment() {
     assert!(prompts[0].contains("get_secret {}") && prompts[0].contains("JSON"));
 }
 
+/// The tool-environment contract end to end: the tools a tool environment declares
+/// (`get_tools`, JSON schemas) are listed in the agent's first observation with the reserved
+/// `answer`; a JSON call runs `execute_tool` and its result is the next observation; a reply that
+/// calls no known tool gets an error observation naming the tools; `answer` goes to `step`.
+#[test]
+fn a_tool_environment_lists_its_tools_runs_calls_and_ends_on_the_answer() {
+    let dir = tmp();
+    // A context wide enough for the tool list in byte-level tokens.
+    let model = spade_model::load(&crate::util::tiny_model(&dir.path().join("wide"), 7, 8192), &spade_model::candle_core::Device::Cpu).unwrap();
+    let code = std::fs::read_to_string(root().join("data/seed-envs-tool-use/currency_chain.py")).unwrap();
+    let (code, _) = spade_sandbox::validate::split_solver(&code);
+    let env = EnvSpec { env_id: spade_sandbox::validate::env_id(&code), code, hint: None, skill: None, setting: Setting::ToolUse, origin: "new" };
+    // A scripted agent: a wrong tool first, then the rate, then the product as the answer.
+    let agent = ScriptedPolicy::new(&model, |prompt: &str| {
+        let turn = prompt.matches("<|im_start|>assistant").count();
+        let first = &prompt[prompt.find("How much is ").unwrap()..];
+        let (amount, src, dst) = {
+            let w: Vec<&str> = first.split_whitespace().collect();
+            (w[3].parse::<f64>().unwrap(), w[4].to_string(), w[6].trim_end_matches('?').to_string())
+        };
+        match turn {
+            1 => r#"{"name": "get_weather", "arguments": {}}"#.to_string(),
+            2 => format!(r#"{{"name": "get_rate", "arguments": {{"from": "{src}", "to": "{dst}"}}}}"#),
+            _ => {
+                let at = prompt.rfind(&format!("1 {src} = ")).unwrap() + format!("1 {src} = ").len();
+                let rate: f64 = prompt[at..].split_whitespace().next().unwrap().parse().unwrap();
+                format!(r#"So: {{"name": "answer", "arguments": {{"answer": "{:.2}"}}}}"#, amount * rate)
+            }
+        }
+    });
+    let specs: Vec<EpisodeSpec> = (0..2).map(|k| EpisodeSpec { env: 0, arm: Arm::NoHint, episode: k, seed: 7 + k as u64 }).collect();
+    let cfg = PlayConfig { max_turns: 5, max_new_tokens: 256, ..Default::default() };
+    let (out, _) = play(&[env], &specs, &agent, &sandbox(), &cfg, &mut |_| {}).unwrap();
+    for o in &out {
+        assert_eq!((o.status.as_str(), o.termination.as_str(), o.turns, o.success), ("ok", "terminated", 3, true), "{}", o.transcript);
+        // system, first observation, then (reply, observation) pairs.
+        let msgs = o.transcript["messages"].as_array().unwrap();
+        let obs = |k: usize| msgs[1 + 2 * k]["content"].as_str().unwrap().to_string();
+        assert!(obs(1).starts_with("Error: no tool named 'get_weather'"), "{}", obs(1));
+        assert!(obs(2).contains(" = "), "the tool's result: {}", obs(2));
+    }
+    let prompts = agent.prompts.lock().unwrap();
+    assert!(
+        prompts[0].contains("Tools (call one per turn") && prompts[0].contains(r#""name":"get_rate""#) && prompts[0].contains(r#""name":"answer""#),
+        "{}",
+        prompts[0]
+    );
+}
+
 #[test]
 fn games_actions_are_boxed_and_the_hint_arm_sees_the_hint_once() {
     let dir = tmp();

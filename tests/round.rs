@@ -572,3 +572,40 @@ fn seed_plays_label_the_starting_memory() {
     assert_eq!((coin["plays_nohint"].as_i64(), coin["plays_hint"].as_i64()), (Some(2), Some(2)), "{coin}");
     assert_eq!(mem.len(), 3, "every seed is in the memory, played or not");
 }
+
+/// `SETTINGS=games,tool-use`: the round's documents are shared between the two settings (each with
+/// its own skills), the starting memory adds the tool seed environments (TOOL_SEEDS), the agent
+/// plays them, the knob is recorded, and the default evaluation adds BFCL multi-turn.
+#[test]
+fn a_round_with_both_settings_designs_and_plays_tool_environments() {
+    let d = tmp();
+    let model = tiny_model(&d.path().join("tiny"), 21, 8192);
+    let corpus = corpus(d.path());
+    let runs = d.path().join("runs");
+    let c =
+        make(&runs, &model, &corpus, &["round".into(), "RUN=tools".into(), "SETTINGS=games,tool-use".into(), "POOL=9".into(), "EVAL_EVERY=0".into()]);
+    run_ok(c);
+    let run = runs.join("tools");
+    let r = run.join("round-0001");
+    let cands = rows(&r.join("candidates.parquet"));
+    let mut settings: Vec<String> = strs(&cands, "setting");
+    settings.sort();
+    assert_eq!(settings, ["games", "games", "tool-use", "tool-use"], "2 documents × 2 samples, one document per setting");
+    for c in cands.iter().filter(|c| c["setting"] == "tool-use") {
+        assert!(spade_design::TOOL_USE_SKILLS.contains(&c["skill"].as_str().unwrap()), "{c}");
+    }
+    let seed_memory = rows(&run.join("memory-0000.parquet"));
+    let tools: HashSet<String> =
+        seed_memory.iter().filter(|e| e["setting"] == "tool-use").map(|e| e["env_id"].as_str().unwrap().to_string()).collect();
+    assert_eq!(tools.len(), 6, "the tool seed environments are in the starting memory");
+    let rollouts = rows(&r.join("step-0/rollouts.parquet"));
+    let played: Vec<&Value> = rollouts.iter().filter(|x| tools.contains(x["env_id"].as_str().unwrap())).collect();
+    assert!(!played.is_empty() && played.iter().all(|x| x["status"] == "ok"), "the tool environments are played");
+    let cfg: Value = serde_json::from_str(&std::fs::read_to_string(run.join("config.json")).unwrap()).unwrap();
+    assert_eq!(cfg["settings"], "games,tool-use");
+    let mut p = Command::new("make");
+    p.current_dir(root()).args(["-s", "--no-print-directory", "print-EVAL_SUITES", "SETTINGS=games,tool-use"]);
+    clean_env(&mut p);
+    let out = String::from_utf8(p.output().unwrap().stdout).unwrap();
+    assert_eq!(out.trim(), "rg:easy,envs:data/heldout-envs,bfcl-mt");
+}

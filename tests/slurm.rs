@@ -140,9 +140,10 @@ fn a_sharded_slurm_round_equals_the_single_process_round() {
     let model = tiny_model(&d.path().join("tiny"), 23, 8192);
     let corpus = corpus(d.path());
     let runs = d.path().join("runs");
-    // Two rounds of two agent steps, each round's designer batch trained a round later (DELAY=1);
-    // then the fixed-pool baseline, matched to that run's round 1.
-    let spade = ["STEPS=2", "DELAY=1", "EVAL_SUITES=rg:math,rg:logic", "EVAL_N=2", "EVAL_EVERY=1"].map(String::from);
+    // Two rounds of two agent steps, each round's designer batch trained a round later (DELAY=1),
+    // both settings designed and played (SETTINGS=games,tool-use); then the fixed-pool baseline,
+    // matched to that run's round 1.
+    let spade = ["STEPS=2", "DELAY=1", "EVAL_SUITES=rg:math,rg:logic", "EVAL_N=2", "EVAL_EVERY=1", "SETTINGS=games,tool-use"].map(String::from);
     let fixed = |run: &str| ["FIXED_POOL=1".to_string(), format!("MATCH_RUN={}", runs.join(run).display()), "STEPS=2".into()];
     let start = std::time::Instant::now();
     let mut c = make(&runs, &model, &corpus, &["rounds".into(), "N=2".into(), "RUN=single".into()]);

@@ -329,3 +329,36 @@ fn the_seed_pools_solvers_win() {
         .success();
     assert_eq!((read_jsonl(&envs).len(), read_jsonl(&rej)), (n, vec![]));
 }
+
+/// The tool seed environments follow the tool contract (`get_tools`, `execute_tool`, the answer
+/// through `step`): they validate, the probes calling their declared tools, and the two that carry
+/// reference solvers (tool calls chosen from the observations alone) are solved on every seed.
+#[test]
+fn the_tool_seed_environments_validate_and_their_solvers_win() {
+    let d = tmp();
+    let (envs, rej) = (d.path().join("envs.jsonl"), d.path().join("rejects.jsonl"));
+    stage("spade-validate")
+        .arg(root().join("data/seed-envs-tool-use"))
+        .arg("-o")
+        .arg(&envs)
+        .arg("--rejects")
+        .arg(&rej)
+        .args(["--solver-seeds", "5", "--jobs", "2"])
+        .assert()
+        .success();
+    let (envs, rej) = (read_jsonl(&envs), read_jsonl(&rej));
+    assert_eq!((envs.len(), rej.len()), (6, 0), "{rej:?}");
+    let mut skills: Vec<&str> = envs.iter().map(|e| e["skill"].as_str().unwrap()).collect();
+    skills.sort();
+    let mut want = spade_design::TOOL_USE_SKILLS.to_vec();
+    want.sort();
+    assert_eq!(skills, want, "one seed per tool-use skill");
+    for e in &envs {
+        assert_eq!(e["setting"], "tool-use");
+        assert!(e["probe_episodes"].as_i64().unwrap() >= 10, "the probes call every declared tool: {e}");
+        if !e["solver"].is_null() {
+            assert_eq!(e["solver_wins"], 5, "{}", e["source"]);
+        }
+    }
+    assert_eq!(envs.iter().filter(|e| !e["solver"].is_null()).count(), 2);
+}

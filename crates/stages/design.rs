@@ -67,9 +67,10 @@ struct Args {
     #[arg(long, default_value_t = 4)]
     per_doc: usize,
 
-    /// games or tool-use.
-    #[arg(long, default_value = "games", value_parser = ["games", "tool-use"])]
-    setting: String,
+    /// games, tool-use, or a share of each over the documents (`games,tool-use`: half each;
+    /// `games=3,tool-use=1`: three in four games), taken in turn by the round's documents.
+    #[arg(long, default_value = "games", value_parser = parse_settings)]
+    setting: Settings,
 
     /// inline (the designer writes the hint) or self (a second call writes it).
     #[arg(long, default_value = "inline", value_parser = ["inline", "self"])]
@@ -91,13 +92,12 @@ struct Args {
     #[arg(long, value_name = "N")]
     groups: Option<usize>,
 
-    /// Skill taxonomy, assigned round-robin over documents (shifted by --round).
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "mathematical-reasoning,logical-deduction,spatial-reasoning,pattern-recognition,optimisation,causal-inference"
-    )]
-    skills: Vec<String>,
+    /// Skill taxonomy, assigned round-robin over documents (shifted by --round) [default: the
+    /// setting's six: games mathematical-reasoning, logical-deduction, spatial-reasoning,
+    /// pattern-recognition, optimisation, causal-inference; tool-use api-orchestration,
+    /// data-retrieval, state-modification, error-recovery, tool-selection, multi-step-workflow].
+    #[arg(long, value_delimiter = ',')]
+    skills: Option<Vec<String>>,
 
     /// Skills per round: 0 uses every skill each round; k uses a window of k skills that advances by k
     /// each round (round r: skills (r−1)·k …, wrapping), the paper's two-skill ablation with k = 2.
@@ -153,6 +153,21 @@ struct Args {
     common: Common,
 }
 
+/// `--setting`: the cycle of settings the documents take in turn ([`spade_design::parse_settings`]).
+/// Recorded in the configuration as written.
+#[derive(Debug, Clone, PartialEq)]
+struct Settings(Vec<String>, String);
+
+impl Serialize for Settings {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.1)
+    }
+}
+
+fn parse_settings(s: &str) -> Result<Settings, String> {
+    spade_design::parse_settings(s).map(|c| Settings(c, s.to_string()))
+}
+
 fn main() -> ExitCode {
     spade_cli::main(|a: &Args| &a.common, run)
 }
@@ -162,6 +177,7 @@ struct Group {
     doc_id: Option<String>,
     key: String,
     skill: String,
+    setting: String,
     prompt: prompt::Prompt,
 }
 
@@ -183,10 +199,16 @@ fn run(args: Args) -> anyhow::Result<()> {
     if args.per_doc == 0 {
         bail!("--per-doc must be at least 1");
     }
-    if args.skills.iter().all(|s| s.trim().is_empty()) {
+    if args.skills.as_ref().is_some_and(|k| k.iter().all(|s| s.trim().is_empty())) {
         bail!("--skills is empty");
     }
-    let skills: Vec<String> = args.skills.iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
+    // The skills of a setting: --skills for every setting, else the setting's own six.
+    let skills_of = |setting: &str| -> Vec<String> {
+        match &args.skills {
+            Some(k) => k.iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect(),
+            None => spade_design::default_skills(setting).iter().map(|s| s.to_string()).collect(),
+        }
+    };
     if args.docs.is_empty() && !args.no_corpus {
         bail!("--docs is required (or --no-corpus for prompts without a document)");
     }
@@ -236,10 +258,12 @@ fn run(args: Args) -> anyhow::Result<()> {
     let (seed, round) = (args.common.seed, args.common.round);
 
     // Prompts, one per group.
-    let spec = PromptSpec { setting: &args.setting, hint_mode: &args.hint, examples: args.examples, negatives: args.negatives };
     let mut groups = Vec::with_capacity(n_groups);
     for i in 0..n_groups {
         let doc = docs.get(i);
+        let setting = spade_design::setting_for(&args.setting.0, round, i).to_string();
+        let spec = PromptSpec { setting: &setting, hint_mode: &args.hint, examples: args.examples, negatives: args.negatives };
+        let skills = skills_of(&setting);
         let skill = spade_design::skill_for(&skills, args.skills_per_round, round, i).to_string();
         let doc_id = doc.map(|d| d.doc_id.clone());
         let key = doc_key(doc_id.as_deref(), i);
@@ -248,7 +272,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         let prompt = prompt::group_prompt(&model, &templates, &spec, &memory, document, &skill, &tie, budget)
             .with_context(|| format!("designer prompt for document {}", doc_id.as_deref().unwrap_or("(none)")))?;
         let doc_id = if args.no_corpus { None } else { doc_id };
-        groups.push(Group { doc_id, key, skill, prompt });
+        groups.push(Group { doc_id, key, skill, setting, prompt });
     }
     let mut rows: Vec<CandidateRow> = Vec::new();
     let mut reqs = Vec::new();
@@ -261,7 +285,7 @@ fn run(args: Args) -> anyhow::Result<()> {
                 doc_id: grp.doc_id.clone(),
                 sample: s as i32,
                 skill: grp.skill.clone(),
-                setting: args.setting.clone(),
+                setting: grp.setting.clone(),
                 attempts: 1,
                 prompt_ids: grp.prompt.ids.clone(),
                 policy_version,
@@ -305,7 +329,6 @@ fn run(args: Args) -> anyhow::Result<()> {
         let sb = spade_sandbox::Sandbox::new(spade_sandbox::SandboxConfig { jobs: args.jobs.max(1), ..Default::default() })
             .context("starting the sandbox for --repair")?;
         let cfg = spade_sandbox::validate::CheckConfig { max_turns: args.max_turns, ..Default::default() };
-        let setting = spade_sandbox::validate::Setting::parse(Some(&args.setting));
         let mut done = vec![false; rows.len()];
         let row_group: Vec<usize> = (0..rows.len()).map(|i| i / args.per_doc).collect();
         for turn in 1..=args.repair + 1 {
@@ -321,6 +344,7 @@ fn run(args: Args) -> anyhow::Result<()> {
                     Some((c, s)) => (Some(c), s),
                     None => (None, None),
                 };
+                let setting = spade_sandbox::validate::Setting::parse(Some(&row.setting));
                 let c = spade_sandbox::validate::Candidate { code, hint: row.hint.clone(), setting, solver };
                 let v = spade_sandbox::validate::check(&sb, &c, &cfg);
                 if v.passed() {
@@ -343,7 +367,7 @@ fn run(args: Args) -> anyhow::Result<()> {
             let mut ridx = Vec::new();
             for (i, (stage, error)) in todo {
                 let grp = &groups[row_group[i]];
-                let repair = prompt::repair_message(&templates, &args.setting, &stage, &error, turn, &args.hint)?;
+                let repair = prompt::repair_message(&templates, &grp.setting, &stage, &error, turn, &args.hint)?;
                 let shown = last_text[i].clone();
                 let mut msgs: Vec<Message> = grp.prompt.messages.clone();
                 msgs.push(Message::assistant(shown.clone()));
@@ -356,6 +380,7 @@ fn run(args: Args) -> anyhow::Result<()> {
                         let doc = docs.get(row_group[i]);
                         let tie = format!("{seed}/{round}/{}", grp.key);
                         let document = if args.no_corpus { None } else { doc };
+                        let spec = PromptSpec { setting: &grp.setting, hint_mode: &args.hint, examples: args.examples, negatives: args.negatives };
                         let p =
                             prompt::group_prompt(&model, &templates, &spec, &memory, document, &grp.skill, &tie, budget.saturating_sub(tail + 8))?;
                         let mut m = p.messages;

@@ -20,7 +20,7 @@
 # RUNDIR (relative to the current directory) gives RUNS (its parent) and RUN (its name); ROUND is the
 # round. Knobs: all of the Makefile's, as environment variables or VAR=value arguments, with its defaults,
 # exactly as `make round` takes them (the jobs run make in the submitting environment with the arguments):
-# SIZE, STEPS, DELAY, POOL, EVAL_EVERY, EVAL_SUITES, EVAL_N, EVAL_SAMPLES, EVAL_TEMPERATURE, SEED,
+# SIZE, STEPS, DELAY, SETTINGS, TOOL_SEEDS, POOL, EVAL_EVERY, EVAL_SUITES, EVAL_N, EVAL_SAMPLES, EVAL_TEMPERATURE, SEED,
 # TEMPERATURE, DESIGN_TEMPERATURE, LR, SEED_PLAYS, THREADS, DEVICE, FEATURES, MODEL, START, WARM,
 # FIXED_POOL, FIXED_POOL_SIZE, MATCH_RUN, FROZEN_DESIGNER, NO_MEMORY, NO_CORPUS, VARIANT, CORPUS, SEEDS,
 # CANDIDATES, SAMPLE_FLAGS, DESIGN_FLAGS, VALIDATE_FLAGS, ROLLOUT_FLAGS, REGRET_FLAGS, GRPO_FLAGS,

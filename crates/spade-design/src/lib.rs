@@ -13,7 +13,9 @@ pub mod warmup;
 
 pub use memory::{choose_examples, choose_negatives, read_memory, MemoryEntry};
 pub use parse::{parse_response, Parsed};
-pub use prompt::{design_prompt, group_prompt, Document, Prompt, PromptInfo, PromptInputs, PromptSpec, Templates, DEFAULT_SKILLS};
+pub use prompt::{
+    default_skills, design_prompt, group_prompt, Document, Prompt, PromptInfo, PromptInputs, PromptSpec, Templates, DEFAULT_SKILLS, TOOL_USE_SKILLS,
+};
 pub use rows::{candidate_id, candidates_batch, sample_seed, CandidateRow};
 pub use warmup::read_docs;
 
@@ -65,6 +67,56 @@ pub fn skill_for(skills: &[String], per_round: usize, round: u64, i: usize) -> &
     &skills[(start + i % per_round) % n]
 }
 
+/// `--setting`: one setting (`games`, `tool-use`) or a share of each, `games,tool-use` (equal) or
+/// `games=3,tool-use=1` (weights), as a cycle of settings the groups of a round take in turn.
+pub fn parse_settings(s: &str) -> Result<Vec<String>, String> {
+    let mut cycle = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (name, w) = match part.split_once('=') {
+            Some((n, w)) => (n.trim(), w.trim().parse::<usize>().map_err(|_| format!("`{part}`: expected SETTING=WEIGHT, a whole number"))?),
+            None => (part, 1),
+        };
+        if !matches!(name, "games" | "tool-use") {
+            return Err(format!("`{name}`: expected games or tool-use"));
+        }
+        if cycle.contains(&name.to_string()) {
+            return Err(format!("`{name}` given twice"));
+        }
+        for _ in 0..w.min(100) {
+            cycle.push(name.to_string());
+        }
+    }
+    if cycle.is_empty() {
+        return Err(format!("`{s}`: expected games, tool-use, or a share such as games=3,tool-use=1"));
+    }
+    // Interleave: games=2,tool-use=1 → games, tool-use, games (not games, games, tool-use).
+    let names: Vec<String> = cycle.iter().fold(Vec::new(), |mut v, n| {
+        if !v.contains(n) {
+            v.push(n.clone());
+        }
+        v
+    });
+    // Smooth weighted round-robin: each turn every setting earns its share, the richest goes.
+    let weights: Vec<f64> = names.iter().map(|n| cycle.iter().filter(|c| *c == n).count() as f64 / cycle.len() as f64).collect();
+    let mut credit = vec![0f64; names.len()];
+    let mut out = Vec::with_capacity(cycle.len());
+    for _ in 0..cycle.len() {
+        for (c, w) in credit.iter_mut().zip(&weights) {
+            *c += w;
+        }
+        let k = (0..names.len()).max_by(|&a, &b| credit[a].total_cmp(&credit[b]).then(b.cmp(&a))).expect("a setting");
+        credit[k] -= 1.0;
+        out.push(names[k].clone());
+    }
+    Ok(out)
+}
+
+/// The setting of group `i` of `round`: the cycle's entry, shifted by the round so that a round of
+/// few documents still sees every setting over the run.
+pub fn setting_for(cycle: &[String], round: u64, i: usize) -> &str {
+    &cycle[(i + round.saturating_sub(1) as usize) % cycle.len()]
+}
+
 #[cfg(test)]
 mod skill_tests {
     use super::skill_for;
@@ -80,5 +132,23 @@ mod skill_tests {
         assert_eq!(of(2, 4), "abab", "wraps");
         assert_eq!(of(4, 2), "efab", "a window may wrap");
         assert_eq!(of(6, 1), of(0, 1), "k ≥ skills is every skill");
+    }
+}
+
+#[cfg(test)]
+mod setting_tests {
+    use super::{parse_settings, setting_for};
+
+    #[test]
+    fn settings_share_the_groups_by_weight() {
+        assert_eq!(parse_settings("games").unwrap(), ["games"]);
+        assert_eq!(parse_settings("games,tool-use").unwrap(), ["games", "tool-use"]);
+        let c = parse_settings("games=3,tool-use=1").unwrap();
+        assert_eq!(c.iter().filter(|s| *s == "games").count(), 3);
+        assert_eq!(c.len(), 4);
+        assert_eq!(parse_settings("games=2,tool-use=1").unwrap(), ["games", "tool-use", "games"]);
+        assert!(parse_settings("chess").is_err() && parse_settings("games,games").is_err() && parse_settings("games=x").is_err());
+        let c = parse_settings("games,tool-use").unwrap();
+        assert_eq!((setting_for(&c, 1, 0), setting_for(&c, 1, 1), setting_for(&c, 2, 0)), ("games", "tool-use", "tool-use"));
     }
 }

@@ -87,9 +87,28 @@ impl Templates {
 pub const DEFAULT_SKILLS: &[&str] =
     &["mathematical-reasoning", "logical-deduction", "spatial-reasoning", "pattern-recognition", "optimisation", "causal-inference"];
 
+/// The tool-use setting's six skills (the games' six are about reasoning; these are about using tools).
+pub const TOOL_USE_SKILLS: &[&str] =
+    &["api-orchestration", "data-retrieval", "state-modification", "error-recovery", "tool-selection", "multi-step-workflow"];
+
+/// The default skills of a setting.
+pub fn default_skills(setting: &str) -> &'static [&'static str] {
+    if setting == "tool-use" {
+        TOOL_USE_SKILLS
+    } else {
+        DEFAULT_SKILLS
+    }
+}
+
 /// A one-line description of a default skill (None for a custom one).
 pub fn skill_description(skill: &str) -> Option<&'static str> {
     Some(match skill {
+        "api-orchestration" => "chaining tool calls where one call's result is the next call's argument",
+        "data-retrieval" => "finding a record or value by querying and filtering with tools",
+        "state-modification" => "changing the environment's state with tools (create, update, move) and checking the result",
+        "error-recovery" => "noticing a failed or wrong tool result and calling again with corrected arguments",
+        "tool-selection" => "choosing the right tool among similar, decoy or irrelevant ones",
+        "multi-step-workflow" => "completing a task of several dependent steps in the right order",
         "mathematical-reasoning" => "computing an exact numeric answer through several arithmetic or algebraic steps",
         "logical-deduction" => "deriving what must be true from rules, constraints or statements",
         "spatial-reasoning" => "tracking positions, directions, moves or shapes on a grid or in space",

@@ -363,10 +363,10 @@ pub fn play(
                     }
                     Done::Opened { r: Ok((ep, reset)), .. } => {
                         l.ep = Some(ep);
-                        l.info = reset.info;
                         let hint = if spec.arm == Arm::Hint { env.hint.as_deref() } else { None };
                         let system = cfg.templates.system(env.setting)?;
-                        let first = cfg.templates.first_observation(env.setting, &reset.observation, hint)?;
+                        let first = cfg.templates.first_observation(env.setting, &reset.observation, &reset.info, hint)?;
+                        l.info = reset.info;
                         let msgs = [Message::system(system), Message::user(first)];
                         let text = policy.chat_template().render(&msgs, true).map_err(|e| Error::Chat(e.to_string()))?;
                         l.tokens = policy.encode(&text)?;

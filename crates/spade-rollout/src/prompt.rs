@@ -78,9 +78,11 @@ impl Templates {
         self.render(name, minijinja::context! {})
     }
 
-    /// The first user message: the observation, plus the hint in the hint arm.
-    pub fn first_observation(&self, setting: Setting, observation: &str, hint: Option<&str>) -> Result<String> {
-        self.render(FIRST_OBSERVATION, minijinja::context! { observation => observation, hint => hint, setting => setting.as_str() })
+    /// The first user message: the observation, the tools a tool environment declares (reset's
+    /// `info["tools"]`, JSON schemas), and the hint in the hint arm.
+    pub fn first_observation(&self, setting: Setting, observation: &str, info: &serde_json::Value, hint: Option<&str>) -> Result<String> {
+        let tools: Vec<String> = info.get("tools").and_then(|t| t.as_array()).map(|t| t.iter().map(|x| x.to_string()).collect()).unwrap_or_default();
+        self.render(FIRST_OBSERVATION, minijinja::context! { observation => observation, hint => hint, setting => setting.as_str(), tools => tools })
     }
 }
 
@@ -138,8 +140,11 @@ mod tests {
     #[test]
     fn hint_only_when_given() {
         let t = Templates::default();
-        let with = t.first_observation(Setting::Games, "OBS", Some("HINT")).unwrap();
-        let without = t.first_observation(Setting::Games, "OBS", None).unwrap();
+        let with = t.first_observation(Setting::Games, "OBS", &serde_json::Value::Null, Some("HINT")).unwrap();
+        let without = t.first_observation(Setting::Games, "OBS", &serde_json::Value::Null, None).unwrap();
+        let info = serde_json::json!({"tools": [{"name": "lookup", "parameters": {"type": "object"}}]});
+        let tools = t.first_observation(Setting::ToolUse, "OBS", &info, None).unwrap();
+        assert!(tools.starts_with("OBS\n\nTools") && tools.contains(r#"{"name":"lookup","parameters":{"type":"object"}}"#), "{tools}");
         assert_eq!(with.matches("HINT").count(), 1);
         assert!(with.starts_with("OBS"));
         assert_eq!(without, "OBS");

@@ -217,10 +217,78 @@ def _find_env_class(mod, wanted):
     return leaves[0], len(cands)
 
 
+# The tool-environment contract (setting tool-use). An environment class that defines
+# `get_tools()` and `execute_tool(name, arguments)` is a tool environment:
+#   get_tools() -> [{"name": str, "description": str, "parameters": JSON schema}, ...]
+#   execute_tool(name, arguments: dict) -> str      the tool's result, the next observation
+#   step(answer: str) -> (obs, reward, terminated, truncated, info)   the final answer
+# The episode speaks JSON calls {"name": ..., "arguments": {...}}: a call of a tool goes to
+# execute_tool (reward 0, one turn), the reserved call `answer` ({"answer": "..."}) to step, and a
+# reply that is no call of a known tool gets an error observation naming the tools (one turn);
+# after max_turns turns without an answer the episode is truncated. reset()'s info carries the
+# tools' schemas as info["tools"], so the agent's prompt can list them.
+ANSWER_TOOL = {"name": "answer", "description": "Submit the final answer; this ends the task.",
+               "parameters": {"type": "object", "properties": {"answer": {"type": "string"}},
+                              "required": ["answer"]}}
+
+
+def _is_tool_env(env):
+    return callable(getattr(env, "get_tools", None)) and callable(getattr(env, "execute_tool", None))
+
+
+def _tool_schemas(env):
+    tools = env.get_tools()
+    if not isinstance(tools, (list, tuple)) or not tools:
+        raise InvalidResult("get_tools() must return a non-empty list of tool schemas, got %s" % _describe(tools))
+    out = []
+    for t in tools:
+        if isinstance(t, dict) and isinstance(t.get("function"), dict):
+            t = t["function"]  # the OpenAI wrapper {"type": "function", "function": {...}}
+        if not (isinstance(t, dict) and isinstance(t.get("name"), str) and t["name"]):
+            raise InvalidResult("get_tools(): each tool must be a dict with a name, got %s" % _describe(t))
+        if t["name"] == "answer":
+            raise InvalidResult("get_tools(): `answer` is reserved for the final answer")
+        params = t.get("parameters", {"type": "object", "properties": {}})
+        if not isinstance(params, dict):
+            raise InvalidResult("get_tools(): the parameters of %s must be a JSON schema (dict)" % t["name"])
+        out.append({"name": t["name"], "description": str(t.get("description", "")), "parameters": sanitize(params)})
+    return out + [ANSWER_TOOL]
+
+
+def _tool_call(text):
+    """The first JSON object with a name in `text`: (name, arguments) or None."""
+    text = str(text)
+    for start in [i for i, c in enumerate(text) if c == "{"][:64]:
+        depth = 0
+        for end in range(start, min(len(text), start + 20000)):
+            if text[end] == "{":
+                depth += 1
+            elif text[end] == "}":
+                depth -= 1
+                if depth == 0:
+                    try:
+                        v = _loads(text[start:end + 1])
+                    except ValueError:
+                        break
+                    if isinstance(v, dict) and isinstance(v.get("name"), str):
+                        args = v.get("arguments", v.get("parameters", {}))
+                        if isinstance(args, str):
+                            try:
+                                args = _loads(args)
+                            except ValueError:
+                                args = {}
+                        return v["name"], args if isinstance(args, dict) else {}
+                    break
+    return None
+
+
 class Session:
     def __init__(self):
         self.env = None
         self.mod = None
+        self.tools = None
+        self.max_turns = 8
+        self.turns = 0
 
     def _exec_module(self, code, filename):
         try:
@@ -259,7 +327,10 @@ class Session:
         except BaseException as e:
             return _exc_resp(e, "init")
         self.timings["load_ms"] = (time.perf_counter() - t) * 1e3
+        self.max_turns = int(max_turns) if max_turns else 8
+        self.tools = None
         return {"status": "ok", "class": cls.__name__, "n_classes": n, "timings": self.timings,
+                "tool_env": _is_tool_env(self.env),
                 "reset_takes_seed": _accepts(self.env.reset, "seed"),
                 "has_close": callable(getattr(self.env, "close", None))}
 
@@ -284,13 +355,38 @@ class Session:
         else:
             raise InvalidResult("reset() must return (observation, info), got %s"
                                 % _describe(res))
-        return {"status": "ok", "obs": _as_obs(obs, "reset() observation"),
-                "info": _as_info(info, "reset() info")}
+        info = _as_info(info, "reset() info")
+        if _is_tool_env(self.env):
+            self.tools = _tool_schemas(self.env)
+            self.turns = 0
+            info["tools"] = self.tools
+        return {"status": "ok", "obs": _as_obs(obs, "reset() observation"), "info": info}
+
+    def _tool_step(self, action):
+        """A step of a tool environment: a tool call, the answer, or an error observation."""
+        self.turns += 1
+        over = self.turns >= self.max_turns
+        names = [t["name"] for t in self.tools]
+        call = _tool_call(action)
+        if call is not None and call[0] == "answer":
+            answer = call[1].get("answer", "")
+            return self.env.step(answer if isinstance(answer, str) else _dumps(answer))
+        if call is None or call[0] not in names:
+            what = "no JSON tool call" if call is None else "no tool named %r" % call[0][:80]
+            obs = "Error: %s. Call one of %s as {\"name\": ..., \"arguments\": {...}}." % (what, ", ".join(names))
+            return obs, 0.0, False, over, {"error": what}
+        out = self.env.execute_tool(call[0], call[1])
+        if not isinstance(out, str):
+            out = _dumps(sanitize(out))
+        return out, 0.0, False, over, {"tool": call[0]}
 
     def step(self, req):
         if self.env is None:
             return {"status": "invalid_result", "error": "step before a successful load"}
-        res = self.env.step(req["action"])
+        if self.tools is not None:
+            res = self._tool_step(req["action"])
+        else:
+            res = self.env.step(req["action"])
         if not (isinstance(res, tuple) and len(res) == 5):
             raise InvalidResult("step() must return (observation, reward, terminated, "
                                 "truncated, info), got %s" % _describe(res))

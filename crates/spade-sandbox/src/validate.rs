@@ -351,6 +351,25 @@ pub fn battery(setting: Setting, observation: &str, info: &Value) -> Vec<String>
             }
         }
         Setting::ToolUse => {
+            // A tool environment declares its tools (info["tools"], JSON schemas): each is called
+            // with arguments of the declared types, then with none, and the answer is tried with
+            // words of the observation.
+            if let Some(tools) = info.get("tools").and_then(Value::as_array) {
+                let words = harvest(observation, 6);
+                for t in tools.iter().take(12) {
+                    let Some(name) = t.get("name").and_then(Value::as_str) else { continue };
+                    if name == "answer" {
+                        for w in words.iter().chain(["0", "yes", "done"].map(String::from).iter()) {
+                            push(serde_json::json!({"name": "answer", "arguments": {"answer": w}}).to_string(), &mut out);
+                        }
+                        continue;
+                    }
+                    for pick in 0..2 {
+                        push(serde_json::json!({"name": name, "arguments": typed_arguments(&t["parameters"], &words, pick)}).to_string(), &mut out);
+                    }
+                    push(serde_json::json!({"name": name, "arguments": {}}).to_string(), &mut out);
+                }
+            }
             let mut names: BTreeSet<String> = BTreeSet::new();
             let text = format!("{observation}\n{info}");
             tool_names(&text, &mut names);
@@ -373,6 +392,29 @@ pub fn battery(setting: Setting, observation: &str, info: &Value) -> Vec<String>
         }
     }
     out
+}
+
+/// Arguments for a tool's JSON schema: every property a value of its type (`pick` chooses among
+/// the observation's words and small numbers; an enum's first or second value).
+fn typed_arguments(schema: &Value, words: &[String], pick: usize) -> Value {
+    let mut args = serde_json::Map::new();
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else { return Value::Object(args) };
+    for (k, p) in props.iter().take(8) {
+        let v = if let Some(e) = p.get("enum").and_then(Value::as_array).filter(|e| !e.is_empty()) {
+            e[pick % e.len()].clone()
+        } else {
+            match p.get("type").and_then(Value::as_str).unwrap_or("string") {
+                "integer" => Value::from([1, 2][pick % 2]),
+                "number" => Value::from([1.0, 2.5][pick % 2]),
+                "boolean" => Value::from(pick == 0),
+                "array" => Value::Array(vec![]),
+                "object" => Value::Object(Default::default()),
+                _ => Value::from(words.get(pick).cloned().unwrap_or_else(|| "test".into())),
+            }
+        };
+        args.insert(k.clone(), v);
+    }
+    Value::Object(args)
 }
 
 /// Numbers and short words from an observation, in order of appearance.
@@ -540,10 +582,18 @@ fn hint_leak(ep: &mut Episode, hint: &str, setting: Setting, stats: &ProbeStats,
                 return Ok(Some(format!("the hint contains {inner:?}, which wins as {a:?}")));
             }
         }
+        if let Some(inner) = answer_inner(a).filter(|i| specific(i)) {
+            if contains_token(hint, &inner) {
+                return Ok(Some(format!("the hint contains {inner:?}, which wins as {a:?}")));
+            }
+        }
     }
     let mut tries = vec![hint_t.to_string()];
     if setting == Setting::Games && !hint_t.contains("\\boxed{") {
         tries.push(format!("\\boxed{{{hint_t}}}"));
+    }
+    if setting == Setting::ToolUse {
+        tries.push(serde_json::json!({"name": "answer", "arguments": {"answer": hint_t}}).to_string());
     }
     for seed in cfg.seeds.iter().take(2) {
         for a in &tries {
@@ -555,6 +605,12 @@ fn hint_leak(ep: &mut Episode, hint: &str, setting: Setting, stats: &ProbeStats,
         }
     }
     Ok(None)
+}
+
+/// The answer of a tool environment's `answer` call.
+fn answer_inner(a: &str) -> Option<String> {
+    let v: Value = serde_json::from_str(a).ok()?;
+    (v.get("name")?.as_str()? == "answer").then(|| v["arguments"]["answer"].as_str().map(str::to_string)).flatten()
 }
 
 /// Run every check on one candidate. An infrastructure error is retried once.
@@ -828,5 +884,23 @@ mod tests {
         assert!(g.iter().any(|a| a == "\\boxed{12}"));
         let t = battery(Setting::ToolUse, "Tools: [{\"name\": \"get_balance\"}]", &Value::Null);
         assert!(t[0].contains("get_balance"), "{t:?}");
+        // A tool environment's declared tools are called with arguments of their types, and the
+        // answer is tried with the observation's words.
+        let info = serde_json::json!({"tools": [
+            {"name": "get_rate", "parameters": {"type": "object", "properties": {"from": {"type": "string"}, "n": {"type": "integer"}, "unit": {"enum": ["kg", "lb"]}}}},
+            {"name": "answer", "parameters": {"type": "object", "properties": {"answer": {"type": "string"}}}}
+        ]});
+        let t = battery(Setting::ToolUse, "Convert 520 GBP", &info);
+        let call = |a: &str| -> Value { serde_json::from_str(a).unwrap_or(Value::Null) };
+        assert_eq!(call(&t[0]), serde_json::json!({"name": "get_rate", "arguments": {"from": "Convert", "n": 1, "unit": "kg"}}));
+        assert_eq!(call(&t[1]), serde_json::json!({"name": "get_rate", "arguments": {"from": "520", "n": 2, "unit": "lb"}}));
+        assert!(t.iter().any(|a| call(a) == serde_json::json!({"name": "answer", "arguments": {"answer": "GBP"}})), "{t:?}");
+    }
+
+    #[test]
+    fn a_solver_section_is_split_from_the_environment() {
+        let (env, solver) = split_solver("class E:\n    pass\n\n# --- solver ---\ndef solve(o):\n    return 'x'\n");
+        assert_eq!((env.as_str(), solver.as_deref()), ("class E:\n    pass\n", Some("def solve(o):\n    return 'x'\n")));
+        assert_eq!(split_solver("class E:\n    pass\n"), ("class E:\n    pass\n".to_string(), None));
     }
 }
