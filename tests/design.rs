@@ -212,6 +212,7 @@ fn ablations_change_the_prompt() {
     };
     let (full, _) = prompt_of(&[]);
     assert!(full.contains("STARTDOC0") && full.contains("Example 1:"));
+    assert!(full.contains("# --- solver ---") && full.contains("def solve(observations)"), "the prompt shows the solver pattern");
     let (nomem, _) = prompt_of(&["--no-memory"]);
     assert!(nomem.contains("STARTDOC0") && !nomem.contains("Example 1:"));
     let (nocorpus, r) = prompt_of(&["--no-corpus"]);

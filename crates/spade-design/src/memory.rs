@@ -22,6 +22,8 @@ pub struct MemoryEntry {
     pub label: String,
     pub regret: Option<f64>,
     pub nohint_win_rate: Option<f64>,
+    /// The reference solver (`solve(observations)`), when the environment has one.
+    pub solver: Option<String>,
 }
 
 impl MemoryEntry {
@@ -139,7 +141,7 @@ pub fn read_seed_folder(dir: &Path) -> Result<Vec<MemoryEntry>> {
 pub fn read_seed_file(p: &Path) -> Result<MemoryEntry> {
     let code = std::fs::read_to_string(p).map_err(|e| Error::Io(format!("{}: {e}", p.display())))?;
     // The environment only: a reference solver after its marker line is not part of it.
-    let (code, _solver) = spade_sandbox::validate::split_solver(&code);
+    let (code, solver) = spade_sandbox::validate::split_solver(&code);
     Ok(MemoryEntry {
         env_id: hash_hex(&["seed-file", &code]),
         hint: header(&code, "hint"),
@@ -149,6 +151,7 @@ pub fn read_seed_file(p: &Path) -> Result<MemoryEntry> {
         label: "seed".into(),
         regret: None,
         nohint_win_rate: None,
+        solver,
     })
 }
 
@@ -173,6 +176,7 @@ fn read_memory_tables(paths: &[String]) -> Result<Vec<MemoryEntry>> {
         let s = |name: &str| -> Result<Option<arrow::array::ArrayRef>> { Ok(b.opt_column(name, &DataType::Utf8)?) };
         let f = |name: &str| -> Result<Option<arrow::array::ArrayRef>> { Ok(b.opt_column(name, &DataType::Float64)?) };
         let (env_id, hint, skill, setting, label) = (s("env_id")?, s("hint")?, s("skill")?, s("setting")?, s("label")?);
+        let solver = s("solver")?;
         let (regret, wr) = (f("regret")?, f("nohint_win_rate")?);
         let get = |a: &Option<arrow::array::ArrayRef>, i: usize| -> Option<String> {
             a.as_ref().and_then(|a| (!a.is_null(i)).then(|| a.as_string::<i32>().value(i).to_string()))
@@ -190,6 +194,7 @@ fn read_memory_tables(paths: &[String]) -> Result<Vec<MemoryEntry>> {
                 label: get(&label, i).unwrap_or_else(|| "none".into()),
                 regret: getf(&regret, i).filter(|x| x.is_finite()),
                 nohint_win_rate: getf(&wr, i).filter(|x| x.is_finite()),
+                solver: get(&solver, i),
                 code: c,
             });
         }
@@ -274,6 +279,7 @@ mod tests {
             label: label.into(),
             regret,
             nohint_win_rate: wr,
+            solver: None,
         }
     }
 

@@ -269,8 +269,12 @@ pub fn design_prompt(model: &Model, t: &Templates, inputs: &PromptInputs, budget
         let examples: Vec<ExampleCtx> = inputs.examples[..n_ex]
             .iter()
             .map(|e| {
-                let (code, cut) = cut_code(strip_header(&e.code).trim_start_matches('\n'), code_frac);
+                let (mut code, cut) = cut_code(strip_header(&e.code).trim_start_matches('\n'), code_frac);
                 examples_cut += usize::from(cut);
+                // A whole example shows its reference solver, the pattern the designer may follow.
+                if let Some(solver) = e.solver.as_deref().filter(|x| !cut && !x.trim().is_empty()) {
+                    code = format!("{}\n\n{}\n{}\n", code.trim_end(), spade_sandbox::validate::SOLVER_MARKER, solver.trim_end());
+                }
                 ExampleCtx {
                     class_name: e.class_name().unwrap_or_else(|| "Env".into()),
                     skill: e.skill.clone().unwrap_or_else(|| "unknown".into()),

@@ -123,6 +123,10 @@ pub fn target_text(env: &MemoryEntry, hint_mode: &str) -> String {
     }
     let body = strip_header(&env.code);
     s.push_str(body.trim_start_matches('\n').trim_end());
+    // The reference solver, when the environment has one: the warm-up teaches the pattern.
+    if let Some(solver) = env.solver.as_deref().filter(|x| !x.trim().is_empty()) {
+        s.push_str(&format!("\n\n{}\n{}", spade_sandbox::validate::SOLVER_MARKER, solver.trim_end()));
+    }
     s.push_str("\n```");
     s
 }
@@ -168,6 +172,7 @@ mod tests {
             label: "seed".into(),
             regret: None,
             nohint_win_rate: None,
+            solver: None,
         }
     }
 
@@ -185,6 +190,12 @@ mod tests {
         assert!(p.skill_tags.contains(&"causal-inference".to_string()), "{:?}", p.skill_tags);
         assert!(p.code.unwrap().contains("class AEnv:"));
         assert!(!target_text(&e, "self").contains("# hint:"));
+        // A reference solver is part of the target, behind its marker, and parses back apart.
+        let e = MemoryEntry { solver: Some("def solve(observations):\n    return 'x'\n".into()), ..e };
+        let code = parse_response(&target_text(&e, "inline")).code.unwrap();
+        let (env_code, solver) = spade_sandbox::validate::split_solver(&code);
+        assert!(env_code.contains("class AEnv:") && !env_code.contains("solve"));
+        assert_eq!(solver.as_deref(), Some("def solve(observations):\n    return 'x'\n"));
     }
 
     #[test]
