@@ -324,6 +324,67 @@ fn a_tool_environment_lists_its_tools_runs_calls_and_ends_on_the_answer() {
     );
 }
 
+/// A chat template with its own tool format (Qwen2.5's shape): the tools go to the template's
+/// `tools` variable instead of the first observation, and a tool's result comes back as a `tool`
+/// turn (`<tool_response>`); other observations (an error) stay user turns.
+const TOOLS_TEMPLATE: &str = r#"{%- if tools %}<|im_start|>system
+{{ messages[0]['content'] }}
+
+# Tools
+<tools>
+{%- for tool in tools %}
+{{ tool | tojson }}
+{%- endfor %}
+</tools>
+Call a tool inside <tool_call></tool_call> tags.<|im_end|>
+{% else %}<|im_start|>system
+{{ messages[0]['content'] }}<|im_end|>
+{% endif %}
+{%- for message in messages[1:] %}
+{%- if message.role == "tool" %}<|im_start|>user
+<tool_response>
+{{ message.content }}
+</tool_response><|im_end|>
+{% else %}<|im_start|>{{ message.role }}
+{{ message.content }}<|im_end|>
+{% endif %}
+{%- endfor %}
+{%- if add_generation_prompt %}<|im_start|>assistant
+{% endif %}"#;
+
+#[test]
+fn a_template_with_a_tool_format_gets_the_tools_and_tool_turns() {
+    let dir = tmp();
+    let m = crate::util::tiny_model(&dir.path().join("wide"), 7, 8192);
+    std::fs::write(m.join("chat_template.jinja"), TOOLS_TEMPLATE).unwrap();
+    let model = spade_model::load(&m, &spade_model::candle_core::Device::Cpu).unwrap();
+    assert!(model.chat_template().supports_tools());
+    let code = std::fs::read_to_string(root().join("data/seed-envs-tool-use/weather_pick.py")).unwrap();
+    let (code, _) = spade_sandbox::validate::split_solver(&code);
+    let env = EnvSpec { env_id: spade_sandbox::validate::env_id(&code), code, hint: None, skill: None, setting: Setting::ToolUse, origin: "new" };
+    let agent = ScriptedPolicy::new(&model, |prompt: &str| match prompt.matches("<|im_start|>assistant").count() {
+        1 => "<tool_call>{\"name\": \"nope\", \"arguments\": {}}</tool_call>".to_string(),
+        2 => "<tool_call>{\"name\": \"forecast\", \"arguments\": {\"city\": \"Oslo\"}}</tool_call>".to_string(),
+        _ => "<tool_call>{\"name\": \"answer\", \"arguments\": {\"answer\": \"Oslo\"}}</tool_call>".to_string(),
+    });
+    let specs = vec![EpisodeSpec { env: 0, arm: Arm::NoHint, episode: 0, seed: 3 }];
+    let cfg = PlayConfig { max_turns: 5, max_new_tokens: 256, ..Default::default() };
+    let (out, _) = play(&[env], &specs, &agent, &sandbox(), &cfg, &mut |_| {}).unwrap();
+    let o = &out[0];
+    assert_eq!((o.status.as_str(), o.termination.as_str(), o.turns), ("ok", "terminated", 3), "{}", o.transcript);
+    let prompts = agent.prompts.lock().unwrap();
+    assert!(prompts[0].contains("<tools>") && prompts[0].contains(r#""name":"forecast""#), "{}", prompts[0]);
+    assert!(!prompts[0].contains("Tools (call one per turn"), "the tools are not listed twice");
+    assert!(prompts[1].contains("<|im_start|>user\nError: no tool named 'nope'"), "an error stays a user turn: {}", prompts[1]);
+    assert!(
+        prompts[2].contains("<tool_response>\n") && prompts[2].ends_with("</tool_response><|im_end|>\n<|im_start|>assistant\n"),
+        "{}",
+        prompts[2]
+    );
+    let roles: Vec<&str> = o.transcript["messages"].as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["system", "user", "assistant", "user", "assistant", "tool", "assistant"]);
+}
+
 #[test]
 fn games_actions_are_boxed_and_the_hint_arm_sees_the_hint_once() {
     let dir = tmp();

@@ -20,6 +20,10 @@ impl Message {
     pub fn system(content: impl Into<String>) -> Self {
         Self::new("system", content)
     }
+    /// A tool's result (role `tool`), for templates with a tool format.
+    pub fn tool(content: impl Into<String>) -> Self {
+        Self::new("tool", content)
+    }
     pub fn user(content: impl Into<String>) -> Self {
         Self::new("user", content)
     }
@@ -63,9 +67,22 @@ impl ChatTemplate {
 
     /// Render messages; `add_generation_prompt` opens the assistant's turn.
     pub fn render(&self, messages: &[Message], add_generation_prompt: bool) -> Result<String> {
+        self.render_with_tools(messages, None, add_generation_prompt)
+    }
+
+    /// Whether the template has its own tool format (it reads a `tools` variable, as Qwen2.5's and
+    /// Llama 3.1's do); SmolLM2's and ChatML have none.
+    pub fn supports_tools(&self) -> bool {
+        self.source.contains("tools")
+    }
+
+    /// Render with `tools` (a list of tool schemas, as the template expects them) given to the
+    /// template; messages of role `tool` are tool results.
+    pub fn render_with_tools(&self, messages: &[Message], tools: Option<&serde_json::Value>, add_generation_prompt: bool) -> Result<String> {
         let tmpl = self.env.get_template("chat")?;
         Ok(tmpl.render(minijinja::context! {
             messages => messages,
+            tools => tools.map(minijinja::Value::from_serialize),
             add_generation_prompt => add_generation_prompt,
             bos_token => self.bos,
             eos_token => self.eos,

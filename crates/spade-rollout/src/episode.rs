@@ -208,6 +208,8 @@ struct Live {
     /// Decoded end-of-turn token of the last reply, when it ended with one.
     eos_text: Option<String>,
     awaiting: bool,
+    /// The tools went to the chat template's own tool format (tool results in tool turns).
+    native_tools: bool,
 }
 
 struct Ended {
@@ -324,6 +326,7 @@ pub fn play(
                         generated: 0,
                         eos_text: None,
                         awaiting: false,
+                        native_tools: false,
                     },
                 );
                 inflight[group] += 1;
@@ -365,10 +368,21 @@ pub fn play(
                         l.ep = Some(ep);
                         let hint = if spec.arm == Arm::Hint { env.hint.as_deref() } else { None };
                         let system = cfg.templates.system(env.setting)?;
-                        let first = cfg.templates.first_observation(env.setting, &reset.observation, &reset.info, hint)?;
+                        // A tool environment's tools go in the chat template's own tool format when it
+                        // has one (and its tool results in tool turns); otherwise they are listed in
+                        // the first observation.
+                        let native = format
+                            .tool
+                            .as_ref()
+                            .and(reset.info.get("tools"))
+                            .and_then(|t| t.as_array())
+                            .map(|t| serde_json::Value::Array(t.iter().map(|f| json!({"type": "function", "function": f})).collect()));
+                        let listed = if native.is_some() { serde_json::Value::Null } else { reset.info.clone() };
+                        let first = cfg.templates.first_observation(env.setting, &reset.observation, &listed, hint)?;
+                        l.native_tools = native.is_some();
                         l.info = reset.info;
                         let msgs = [Message::system(system), Message::user(first)];
-                        let text = policy.chat_template().render(&msgs, true).map_err(|e| Error::Chat(e.to_string()))?;
+                        let text = policy.chat_template().render_with_tools(&msgs, native.as_ref(), true).map_err(|e| Error::Chat(e.to_string()))?;
                         l.tokens = policy.encode(&text)?;
                         l.mask = vec![0; l.tokens.len()];
                         l.logprobs = vec![0.0; l.tokens.len()];
@@ -385,6 +399,8 @@ pub fn play(
                     Done::Stepped { ep, r: Ok(out), .. } => {
                         l.ep = Some(ep);
                         l.rewards.push(out.reward);
+                        // A tool's result (the driver marks it) goes back as a tool turn in native format.
+                        let as_tool = l.native_tools && out.info.get("tool").is_some();
                         l.info = out.info;
                         let termination = if out.terminated {
                             Some("terminated")
@@ -398,7 +414,11 @@ pub fn play(
                         let seg = match termination {
                             Some(_) => None,
                             None => {
-                                let text = format.observation_segment(l.eos_text.as_deref(), &out.observation);
+                                let text = if as_tool {
+                                    format.tool_segment(l.eos_text.as_deref(), &out.observation)
+                                } else {
+                                    format.observation_segment(l.eos_text.as_deref(), &out.observation)
+                                };
                                 Some(policy.encode(&text)?)
                             }
                         };
@@ -407,7 +427,7 @@ pub fn play(
                                 l.tokens.extend_from_slice(&seg);
                                 l.mask.resize(l.tokens.len(), 0);
                                 l.logprobs.resize(l.tokens.len(), 0.0);
-                                l.messages.push(json!({"role": "user", "content": out.observation}));
+                                l.messages.push(json!({"role": if as_tool { "tool" } else { "user" }, "content": out.observation}));
                                 l.awaiting = true;
                                 live.insert(slot, l);
                             }

@@ -95,6 +95,8 @@ pub struct TurnFormat {
     /// assistant's turn opened again: `before + X + after`.
     pub user_before: String,
     pub user_after: String,
+    /// Around a tool result (`tool` message), for templates with their own tool format.
+    pub tool: Option<(String, String)>,
 }
 
 const PROBE_SYS: &str = "\u{2}system\u{2}";
@@ -117,7 +119,33 @@ impl TurnFormat {
         let next = render(&[s, u, a, o], true)?;
         let seg = next.strip_prefix(closed.as_str()).ok_or_else(|| bad("a user message changes the conversation before it"))?;
         let (user_before, user_after) = seg.split_once(PROBE_OBS).ok_or_else(|| bad("the user's content is not written as is"))?;
-        Ok(TurnFormat { assistant_tail, user_before: user_before.to_string(), user_after: user_after.to_string() })
+        // A template with its own tool format: what it writes around a tool result (None when the
+        // tool message cannot be appended as a segment: the user format is used then).
+        let tool = chat.supports_tools().then(|| -> Option<(String, String)> {
+            let tools = serde_json::json!([{"type": "function", "function": {"name": "probe", "description": "", "parameters": {"type": "object", "properties": {}}}}]);
+            let r = |m: &[Message], gen: bool| chat.render_with_tools(m, Some(&tools), gen).ok();
+            let (s, u, a) = (Message::system(PROBE_SYS), Message::user(PROBE_USER), Message::assistant(PROBE_ASSISTANT));
+            let closed = r(&[s.clone(), u.clone(), a.clone()], false)?;
+            let next = r(&[s, u, a, Message::tool(PROBE_OBS)], true)?;
+            let (b, e) = next.strip_prefix(closed.as_str())?.split_once(PROBE_OBS)?;
+            Some((b.to_string(), e.to_string()))
+        });
+        Ok(TurnFormat { assistant_tail, user_before: user_before.to_string(), user_after: user_after.to_string(), tool: tool.flatten() })
+    }
+
+    /// [`TurnFormat::observation_segment`] for a tool's result: the template's own tool turn when
+    /// it has one, else a user turn.
+    pub fn tool_segment(&self, eos_text: Option<&str>, result: &str) -> String {
+        match &self.tool {
+            Some((before, after)) => {
+                let tail = match eos_text {
+                    Some(e) if !e.is_empty() => self.assistant_tail.strip_prefix(e).unwrap_or(&self.assistant_tail),
+                    _ => &self.assistant_tail,
+                };
+                format!("{tail}{before}{result}{after}")
+            }
+            None => self.observation_segment(eos_text, result),
+        }
     }
 
     /// The text to append after the model's reply so that the sequence continues with the
