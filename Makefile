@@ -485,7 +485,9 @@ install: $(BUILD_DEP)
 	  $(BIN)/$$b --generate complete-zsh > $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_$$b; \
 	  $(BIN)/$$b --generate complete-fish > $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/$$b.fish; \
 	done
-	@echo "installed $(words $(STAGE_BINS)) stages, their man pages and completions under $(DESTDIR)$(PREFIX)" >&2
+	install -d $(DESTDIR)$(PREFIX)/share/spade/data
+	cp -R data/prompts data/seed-envs data/seed-envs-tool-use $(DESTDIR)$(PREFIX)/share/spade/data/
+	@echo "installed $(words $(STAGE_BINS)) stages, their man pages and completions, and spade's data (share/spade: prompts, seed environments) under $(DESTDIR)$(PREFIX)" >&2
 
 clean-runs:
 	rm -rf $(RUNS)

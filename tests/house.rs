@@ -69,3 +69,33 @@ fn the_manifest_reader_takes_dependencies_not_dev_dependencies() {
     let deps = spade_deps("[package]\nname = \"x\"\n[dependencies]\nspade-io.workspace = true\nspade-model = { path = \"../m\" }\n[dev-dependencies]\nspade-cli.workspace = true\n");
     assert_eq!(deps, ["spade-io", "spade-model"]);
 }
+
+/// No build-machine path is compiled into a library or stage: `env!("CARGO_MANIFEST_DIR")` only in
+/// tests, benches and test modules (the stages find their data through `spade_model::options::home`).
+#[test]
+fn no_build_machine_paths_in_production_code() {
+    let mut offenders = Vec::new();
+    let mut stack = vec![root().join("crates")];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().to_string();
+            if p.is_dir() {
+                if !matches!(name.as_str(), "tests" | "benches" | "target") {
+                    stack.push(p);
+                }
+                continue;
+            }
+            if !name.ends_with(".rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&p).unwrap();
+            // Only the code before a file's test module counts.
+            let prod = text.split("#[cfg(test)]").next().unwrap();
+            if prod.contains("env!(\"CARGO_MANIFEST_DIR\")") {
+                offenders.push(p.display().to_string());
+            }
+        }
+    }
+    assert!(offenders.is_empty(), "build-machine paths compiled in: {offenders:?}");
+}

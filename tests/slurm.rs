@@ -235,10 +235,12 @@ fn slurm_rounds_generate_through_server_jobs_with_the_trained_weights() {
                 ("SERVER_ENGINE_ARGS", "-t 1"),
                 ("GGUF_TYPE", "f32"),
                 ("SHARDS", "2"),
-                ("SIZE", "1,2,2"),
-                ("POOL", "1"),
+                ("SIZE", "1,2,4"),
+                // Seed environments a random policy wins half of the time: agent groups with reward
+                // variance, so round 1 trains, with a step large enough to move every log-prob.
+                ("SEEDS", "tests/data/round-seeds"),
+                ("POOL", "3"),
                 ("THREADS", "1"),
-                // A large step, so that round 2's policy differs from round 1's everywhere.
                 ("LR", "1e-4"),
                 // A server reports log-probs at temperature 1: the designer samples at 1 here.
                 ("DESIGN_TEMPERATURE", "1.0"),
@@ -285,6 +287,7 @@ fn slurm_rounds_generate_through_server_jobs_with_the_trained_weights() {
     let (gap_base, _) = crate::server::logprob_gap(&round2, &spade_model::default_model_path());
     eprintln!("round 2's server vs round 1's checkpoint: mean |Δ| {gap:.4}; vs the base model {gap_base:.4} nats over {n} tokens");
     assert!(n > 0 && gap < 0.01, "round 2 is served round 1's checkpoint: mean |Δ| {gap} over {n} tokens");
+    assert!(gap_base > 5.0 * gap.max(1e-3), "round 1 trained, and its weights, not the base's, are served: {gap_base} vs {gap}");
 }
 
 /// The FSDP trainer on a cluster: round.sh with `GRPO_STEP=scripts/grpo_step_fsdp.sh` and two Slurm

@@ -26,22 +26,23 @@ pub const TEMPLATE_FILES: &[&str] = &[
 /// The environment's relative path of the default prompt folder.
 pub const DEFAULT_PROMPTS_RELPATH: &str = "data/prompts";
 
-/// The default prompt folder: `./data/prompts` when it exists, else this source tree's.
+/// The default prompt folder: `./data/prompts` when it exists, else spade's home's
+/// ([`spade_model::options::home`]).
 pub fn default_prompts_dir() -> PathBuf {
     let local = PathBuf::from(DEFAULT_PROMPTS_RELPATH);
     if local.is_dir() {
         return local;
     }
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(DEFAULT_PROMPTS_RELPATH)
+    spade_model::options::home().join(DEFAULT_PROMPTS_RELPATH)
 }
 
-/// The default seed environments folder: `./data/seed-envs` when it exists, else this source tree's.
+/// The default seed environments folder: `./data/seed-envs` when it exists, else spade's home's.
 pub fn default_seed_dir() -> PathBuf {
     let local = PathBuf::from("data/seed-envs");
     if local.is_dir() {
         return local;
     }
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/seed-envs")
+    spade_model::options::home().join("data/seed-envs")
 }
 
 /// The compiled prompt templates of one folder.

@@ -1,7 +1,7 @@
 //! Shared command-line model options (`--model`, `--device`, `--threads`, `--temperature`,
 //! `--repr`) and the environment variables they read, named once here.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use candle_core::Device;
 
@@ -27,7 +27,34 @@ pub fn default_model_path() -> PathBuf {
     if local.exists() {
         return local;
     }
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(DEFAULT_MODEL_RELPATH)
+    home().join(DEFAULT_MODEL_RELPATH)
+}
+
+/// The variable naming where spade's data lives.
+pub const HOME_ENV: &str = "SPADE_HOME";
+
+/// spade's home: the folder whose `data/` (prompts, seed environments), `models/` (the fetched
+/// default model) and `.venv/` the stages fall back to when the current folder has none.
+/// `$SPADE_HOME` when set; else the first folder above the running program that holds
+/// `data/prompts` (a build in the repository, `<repo>/target/release/spade-design`), or holds it
+/// under `share/spade` (an install, `<prefix>/bin/spade-design`: `make install` copies the data to
+/// `<prefix>/share/spade`); else the current folder. Nothing of the build machine is compiled in.
+pub fn home() -> PathBuf {
+    if let Some(h) = std::env::var_os(HOME_ENV).filter(|h| !h.is_empty()) {
+        return PathBuf::from(h);
+    }
+    if let Ok(exe) = std::env::current_exe() {
+        for dir in exe.ancestors().skip(1) {
+            if dir.join("data/prompts").is_dir() {
+                return dir.to_path_buf();
+            }
+            let share = dir.join("share/spade");
+            if share.join("data/prompts").is_dir() {
+                return share;
+            }
+        }
+    }
+    PathBuf::from(".")
 }
 
 /// Parse `cpu` or `cuda:N` (`cuda` = `cuda:0`).
