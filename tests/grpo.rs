@@ -377,7 +377,7 @@ fn resume_from_checkpoints_is_bit_identical_to_an_uninterrupted_run() {
     assert_eq!(state["optimizer_steps"], 3);
     let init = std::fs::canonicalize(&model).unwrap();
     assert_eq!(state["initial_model"], init.display().to_string());
-    assert_eq!(spade_cli::policy_version(&prev).unwrap(), 3);
+    assert_eq!(spade_model::checkpoint::policy_version(&prev).unwrap(), 3);
     // The checkpoint is a model folder other tools load.
     for f in ["config.json", "tokenizer.json", "model.safetensors", "optimizer.safetensors", "trainer_state.json"] {
         assert!(prev.join(f).exists(), "{f}");
@@ -432,7 +432,7 @@ fn a_step_with_nothing_to_train_advances_the_step_only() {
         .assert()
         .success();
     assert_eq!(weights_of(&ck1), weights_of(&ck2));
-    assert_eq!(spade_cli::policy_version(&ck2).unwrap(), 2);
+    assert_eq!(spade_model::checkpoint::policy_version(&ck2).unwrap(), 2);
     let st: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(ck2.join("trainer_state.json")).unwrap()).unwrap();
     assert_eq!(st["optimizer_steps"], 1);
     let l = &read_jsonl(&metrics)[0];
@@ -443,10 +443,10 @@ fn a_step_with_nothing_to_train_advances_the_step_only() {
     std::fs::write(&empty, "").unwrap();
     let ck3 = d.path().join("ck3");
     stage("spade-grpo-step").arg("--model").arg(&ck2).args(["--rollouts", empty.to_str().unwrap(), "-o"]).arg(&ck3).assert().success();
-    assert_eq!(spade_cli::policy_version(&ck3).unwrap(), 3);
+    assert_eq!(spade_model::checkpoint::policy_version(&ck3).unwrap(), 3);
     // Writing over an existing checkpoint folder replaces it whole.
     stage("spade-grpo-step").arg("--model").arg(&ck2).args(["--rollouts", empty.to_str().unwrap(), "-o"]).arg(&ck1).assert().success();
-    assert_eq!(spade_cli::policy_version(&ck1).unwrap(), 3);
+    assert_eq!(spade_model::checkpoint::policy_version(&ck1).unwrap(), 3);
 }
 
 #[test]

@@ -52,11 +52,11 @@ fn warm_up_prompts_are_the_designers_prompts() {
     let mut memory = spade_design::read_memory(&[pool.display().to_string()]).unwrap();
     spade_design::memory::set_env_ids(&mut memory, spade_sandbox::validate::env_id);
     let doc = &spade_design::read_docs(&[docs_path.display().to_string()]).unwrap()[0];
-    let spec = PromptSpec { setting: "games", hint_mode: "inline", examples: 1, negatives: 4 };
+    let spec = PromptSpec { setting: "games", hint_mode: spade_design::HintMode::Inline, examples: 1, negatives: 4 };
     let p = spade_design::group_prompt(&model, &templates, &spec, &memory, Some(doc), "pattern-recognition", "3/0/doc:d0", 8192 - 4).unwrap();
     assert!(p.ids == ids(&row["prompt_ids"]), "the shared function renders spade-design's prompt");
     // A supervised sequence is that prompt, then the target ending at the end-of-turn token.
-    let target = spade_design::warmup::target_text(&memory[0], "inline");
+    let target = spade_design::warmup::target_text(&memory[0], spade_design::HintMode::Inline);
     let (tokens, mask) = spade_design::warmup::supervised_sequence(&model, &p.messages, &p.ids, &target).unwrap();
     assert_eq!(&tokens[..p.ids.len()], &p.ids[..]);
     assert!(mask[..p.ids.len()].iter().all(|&m| m == 0) && mask[p.ids.len()..].iter().all(|&m| m == 1));

@@ -27,7 +27,7 @@ use serde::Serialize;
 use spade_cli::Common;
 use spade_design::memory::{read_memory, set_env_ids, MemoryEntry};
 use spade_design::parse_response;
-use spade_design::prompt::{self, default_prompts_dir, default_seed_dir, PromptSpec, Templates};
+use spade_design::prompt::{self, default_prompts_dir, default_seed_dir, HintMode, PromptSpec, Templates};
 use spade_design::rows::{candidate_id, candidates_batch, doc_key, sample_seed, CandidateRow};
 use spade_io::{TableWriter, WriteMeta};
 use spade_model::{FinishReason, Generation, GenerationRequest, Message, Model, SamplingParams};
@@ -73,8 +73,8 @@ struct Args {
     setting: Settings,
 
     /// inline (the designer writes the hint) or self (a second call writes it).
-    #[arg(long, default_value = "inline", value_parser = ["inline", "self"])]
-    hint: String,
+    #[arg(long, value_enum, default_value_t = HintMode::Inline)]
+    hint: HintMode,
 
     /// Repair turns after a validation failure.
     #[arg(long, default_value_t = 0)]
@@ -224,7 +224,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     let prompts_dir = args.prompts.clone().unwrap_or_else(default_prompts_dir);
     let templates = Templates::load(&prompts_dir)?;
     let model_path = args.model.model_path();
-    let policy_version = spade_cli::policy_version(&model_path)?;
+    let policy_version = spade_model::checkpoint::policy_version(&model_path)?;
     let mut config = spade_cli::config_json(&args);
     args.model.record_sampling(&mut config);
     args.server.record(&mut config);
@@ -243,7 +243,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         return Ok(());
     }
 
-    if args.server.server.is_some() && args.hint == "self" && !(args.hint_temperature == 0.0 || args.hint_temperature == 1.0) {
+    if args.server.server.is_some() && args.hint == HintMode::SelfCall && !(args.hint_temperature == 0.0 || args.hint_temperature == 1.0) {
         bail!(
             "--hint self through --server needs --hint-temperature 0 or 1 (servers report log-probs at temperature 1), not {}",
             args.hint_temperature
@@ -262,7 +262,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     for i in 0..n_groups {
         let doc = docs.get(i);
         let setting = spade_design::setting_for(&args.setting.0, round, i).to_string();
-        let spec = PromptSpec { setting: &setting, hint_mode: &args.hint, examples: args.examples, negatives: args.negatives };
+        let spec = PromptSpec { setting: &setting, hint_mode: args.hint, examples: args.examples, negatives: args.negatives };
         let skills = skills_of(&setting);
         let skill = spade_design::skill_for(&skills, args.skills_per_round, round, i).to_string();
         let doc_id = doc.map(|d| d.doc_id.clone());
@@ -312,7 +312,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         let p = parse_response(&gen.text);
         row.code = p.code.clone();
         row.final_code = p.code;
-        row.hint = if args.hint == "inline" { p.hint } else { None };
+        row.hint = if args.hint == HintMode::Inline { p.hint } else { None };
         row.skill_tags = p.skill_tags;
         row.parse_error = p.error;
         row.response_ids = gen.tokens;
@@ -367,7 +367,7 @@ fn run(args: Args) -> anyhow::Result<()> {
             let mut ridx = Vec::new();
             for (i, (stage, error)) in todo {
                 let grp = &groups[row_group[i]];
-                let repair = prompt::repair_message(&templates, &grp.setting, &stage, &error, turn, &args.hint)?;
+                let repair = prompt::repair_message(&templates, &grp.setting, &stage, &error, turn, args.hint)?;
                 let shown = last_text[i].clone();
                 let mut msgs: Vec<Message> = grp.prompt.messages.clone();
                 msgs.push(Message::assistant(shown.clone()));
@@ -380,7 +380,7 @@ fn run(args: Args) -> anyhow::Result<()> {
                         let doc = docs.get(row_group[i]);
                         let tie = format!("{seed}/{round}/{}", grp.key);
                         let document = if args.no_corpus { None } else { doc };
-                        let spec = PromptSpec { setting: &grp.setting, hint_mode: &args.hint, examples: args.examples, negatives: args.negatives };
+                        let spec = PromptSpec { setting: &grp.setting, hint_mode: args.hint, examples: args.examples, negatives: args.negatives };
                         let p =
                             prompt::group_prompt(&model, &templates, &spec, &memory, document, &grp.skill, &tie, budget.saturating_sub(tail + 8))?;
                         let mut m = p.messages;
@@ -419,7 +419,7 @@ fn run(args: Args) -> anyhow::Result<()> {
                 let p = parse_response(&gen.text);
                 if let Some(code) = p.code {
                     row.final_code = Some(code);
-                    if args.hint == "inline" && p.hint.is_some() {
+                    if args.hint == HintMode::Inline && p.hint.is_some() {
                         row.hint = p.hint;
                     }
                 }
@@ -429,7 +429,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     }
 
     // --hint self: a second call writes the hint from the final code.
-    if args.hint == "self" {
+    if args.hint == HintMode::SelfCall {
         let hparams = SamplingParams { temperature: args.hint_temperature, max_new_tokens: args.hint_max_new_tokens, ..params.clone() };
         let hbudget = ctx.saturating_sub(args.hint_max_new_tokens);
         let mut hreqs = Vec::new();

@@ -81,7 +81,7 @@ struct Args {
 
     /// Evaluate a deterministic 1/N slice of the items.
     #[arg(long, value_name = "I/N")]
-    shard: Option<String>,
+    shard: Option<Shard>,
 
     /// Most new tokens per response.
     #[arg(long, default_value_t = 512)]
@@ -160,7 +160,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     if !env_suites.is_empty() && (args.self_check || !args.responses.is_empty()) {
         bail!("--suite envs:…: environments are played by the model, not scored from --responses or --self-check");
     }
-    let shard: Option<Shard> = args.shard.as_deref().map(str::parse).transpose().map_err(|e: String| anyhow::anyhow!("--shard {e}"))?;
+    let shard: Option<Shard> = args.shard;
     let temperature_given = std::env::args().any(|a| a == "--temperature" || a.starts_with("--temperature="));
     let temperature = if temperature_given || args.samples > 1 { args.model.temperature } else { 0.0 };
 
@@ -208,7 +208,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     } else if !args.responses.is_empty() {
         (read_responses(&args.responses, &items)?, 0, args.responses.join(","))
     } else {
-        let pv = spade_cli::policy_version(&model_path)?;
+        let pv = spade_model::checkpoint::policy_version(&model_path)?;
         let source = match &args.server.server {
             Some(s) => format!("{s} (tokenizer {})", model_path.display()),
             None => model_path.display().to_string(),

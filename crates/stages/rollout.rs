@@ -135,7 +135,7 @@ struct Args {
 
     /// Play a deterministic 1/N slice of the environments (I from 0, as Slurm array indices).
     #[arg(long, value_name = "I/N")]
-    shard: Option<String>,
+    shard: Option<Shard>,
 
     #[command(flatten)]
     common: Common,
@@ -212,7 +212,7 @@ fn rows_batch(rows: &[&EpisodeOutcome], envs: &[EnvSpec], st: &Stamp) -> RecordB
 fn run(args: Args) -> anyhow::Result<()> {
     let start = Instant::now();
     let arms = spade::parse_arms("--arms", &args.arms)?;
-    let shard: Option<Shard> = args.shard.as_deref().map(str::parse).transpose().map_err(|e: String| anyhow::anyhow!("--shard {e}"))?;
+    let shard: Option<Shard> = args.shard;
     if args.envs.is_empty() && args.memory.is_empty() {
         bail!("nothing to play: give --envs and/or --memory");
     }
@@ -263,7 +263,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     }
 
     let model_path = args.model.model_path();
-    let policy_version = spade_cli::policy_version(&model_path)?;
+    let policy_version = spade_model::checkpoint::policy_version(&model_path)?;
     let mut config = spade_cli::config_json(&args);
     args.model.record_sampling(&mut config);
     args.server.record(&mut config);

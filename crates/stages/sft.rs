@@ -26,7 +26,7 @@ use clap::Parser;
 use serde::Serialize;
 use spade_cli::Common;
 use spade_design::memory::{read_memory, set_env_ids, MemoryEntry};
-use spade_design::prompt::{default_prompts_dir, Document, PromptSpec, Templates};
+use spade_design::prompt::{default_prompts_dir, Document, HintMode, PromptSpec, Templates};
 use spade_design::warmup::{pairs, split, supervised_sequence, target_text};
 use spade_io::{TableWriter, WriteMeta};
 use spade_model::{Message, Model};
@@ -123,8 +123,8 @@ struct Args {
     setting: String,
 
     /// Hint mode of the prompts and targets: inline (the hint is part of the response) or self.
-    #[arg(long, default_value = "inline")]
-    hint: String,
+    #[arg(long, value_enum, default_value_t = HintMode::Inline)]
+    hint: HintMode,
 
     /// Memory examples in each prompt (as `spade-design --examples`).
     #[arg(long, default_value_t = 1)]
@@ -171,9 +171,6 @@ fn run(args: Args) -> anyhow::Result<()> {
     if !matches!(args.setting.as_str(), "games" | "tool-use") {
         bail!("--setting must be games or tool-use");
     }
-    if !matches!(args.hint.as_str(), "inline" | "self") {
-        bail!("--hint must be inline or self");
-    }
     let mut pool: Vec<MemoryEntry> = read_memory(&args.pool).with_context(|| format!("--pool {}", args.pool.join(" ")))?;
     set_env_ids(&mut pool, spade_sandbox::validate::env_id);
     pool.retain(|e| e.setting.as_deref().unwrap_or("games") == args.setting);
@@ -205,7 +202,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     anyhow::ensure!(args.max_new_tokens + 16 < ctx, "--max-new-tokens {} leaves no room in the context of {ctx}", args.max_new_tokens);
     let budget = ctx - args.max_new_tokens;
     let templates = Templates::load(&args.prompts.clone().unwrap_or_else(default_prompts_dir))?;
-    let spec = PromptSpec { setting: &args.setting, hint_mode: &args.hint, examples: args.examples, negatives: 0 };
+    let spec = PromptSpec { setting: &args.setting, hint_mode: args.hint, examples: args.examples, negatives: 0 };
     let train_pool: Vec<MemoryEntry> = sp.train_envs.iter().map(|&i| pool[i].clone()).collect();
     let build = |pairs: &[(usize, usize)], exclude_target: bool| -> anyhow::Result<Vec<Sample>> {
         let mut out = Vec::with_capacity(pairs.len());
@@ -216,7 +213,7 @@ fn run(args: Args) -> anyhow::Result<()> {
             let tie = format!("warmup/{seed}/{}/{}", env.env_id, docs[d].doc_id);
             let p = spade_design::group_prompt(&trainer.model, &templates, &spec, &memory, Some(&docs[d]), &skill, &tie, budget)
                 .with_context(|| format!("prompt for environment {} and document {}", env.env_id, docs[d].doc_id))?;
-            out.push(sample(&trainer.model, &p.messages, &p.ids, &target_text(env, &args.hint))?);
+            out.push(sample(&trainer.model, &p.messages, &p.ids, &target_text(env, args.hint))?);
         }
         Ok(out)
     };

@@ -406,15 +406,3 @@ impl Shard {
         key % self.count as u64 == self.index as u64
     }
 }
-
-/// The policy version of a model: the `step` recorded in `<model>/trainer_state.json` of a spade
-/// checkpoint folder, 0 for anything else (a .gguf file, a plain Hugging Face folder).
-pub fn policy_version(model: &Path) -> anyhow::Result<i64> {
-    let state = model.join("trainer_state.json");
-    if !model.is_dir() || !state.exists() {
-        return Ok(0);
-    }
-    let text = std::fs::read_to_string(&state).with_context(|| format!("{}: cannot read", state.display()))?;
-    let v: serde_json::Value = serde_json::from_str(&text).with_context(|| format!("{}: invalid JSON", state.display()))?;
-    v.get("step").and_then(|s| s.as_i64()).ok_or_else(|| anyhow::anyhow!("{}: field `step` missing or not an integer", state.display()))
-}

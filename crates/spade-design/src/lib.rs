@@ -14,7 +14,8 @@ pub mod warmup;
 pub use memory::{choose_examples, choose_negatives, read_memory, MemoryEntry};
 pub use parse::{parse_response, Parsed};
 pub use prompt::{
-    default_skills, design_prompt, group_prompt, Document, Prompt, PromptInfo, PromptInputs, PromptSpec, Templates, DEFAULT_SKILLS, TOOL_USE_SKILLS,
+    default_skills, design_prompt, group_prompt, Document, HintMode, Prompt, PromptInfo, PromptInputs, PromptSpec, Templates, DEFAULT_SKILLS,
+    TOOL_USE_SKILLS,
 };
 pub use rows::{candidate_id, candidates_batch, sample_seed, CandidateRow};
 pub use warmup::read_docs;

@@ -84,6 +84,29 @@ impl Templates {
     }
 }
 
+/// Who writes the privileged hint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+pub enum HintMode {
+    /// The designer writes it with the environment (`# hint:` in the code).
+    #[serde(rename = "inline")]
+    #[value(name = "inline")]
+    Inline,
+    /// A second call reads the environment and writes it.
+    #[serde(rename = "self")]
+    #[value(name = "self")]
+    SelfCall,
+}
+
+impl HintMode {
+    /// The name the templates compare with (`inline`, `self`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HintMode::Inline => "inline",
+            HintMode::SelfCall => "self",
+        }
+    }
+}
+
 /// The paper's six skills.
 pub const DEFAULT_SKILLS: &[&str] =
     &["mathematical-reasoning", "logical-deduction", "spatial-reasoning", "pattern-recognition", "optimisation", "causal-inference"];
@@ -134,7 +157,7 @@ pub struct PromptInputs<'a> {
     pub setting: &'a str,
     pub skill: &'a str,
     /// `inline` or `self`.
-    pub hint_mode: &'a str,
+    pub hint_mode: HintMode,
     pub document: Option<&'a Document>,
     pub examples: Vec<&'a MemoryEntry>,
     pub negatives: Vec<&'a MemoryEntry>,
@@ -254,7 +277,7 @@ pub fn design_prompt(model: &Model, t: &Templates, inputs: &PromptInputs, budget
         setting => setting,
         skill => inputs.skill,
         skill_description => skill_description(inputs.skill),
-        hint_mode => inputs.hint_mode,
+        hint_mode => inputs.hint_mode.as_str(),
     };
     let system = t.render(&sys_name, &base)?;
     let mut smallest = usize::MAX;
@@ -305,7 +328,7 @@ pub fn design_prompt(model: &Model, t: &Templates, inputs: &PromptInputs, budget
                 setting => setting,
                 skill => inputs.skill,
                 skill_description => skill_description(inputs.skill),
-                hint_mode => inputs.hint_mode,
+                hint_mode => inputs.hint_mode.as_str(),
                 document => doc,
                 document_cut => doc_cut,
                 examples => examples,
@@ -339,7 +362,7 @@ pub fn design_prompt(model: &Model, t: &Templates, inputs: &PromptInputs, budget
 pub struct PromptSpec<'a> {
     pub setting: &'a str,
     /// `inline` or `self`.
-    pub hint_mode: &'a str,
+    pub hint_mode: HintMode,
     /// Memory examples shown (the highest-regret ones of the skill first).
     pub examples: usize,
     /// Too-easy / too-hard environments described as negatives.
@@ -394,10 +417,10 @@ pub fn hint_messages(model: &Model, t: &Templates, code: &str, skill: &str, sett
 }
 
 /// The repair turn's user message: the validation error of the previous attempt.
-pub fn repair_message(t: &Templates, setting: &str, stage: &str, error: &str, attempt: usize, hint_mode: &str) -> Result<Message> {
+pub fn repair_message(t: &Templates, setting: &str, stage: &str, error: &str, attempt: usize, hint_mode: HintMode) -> Result<Message> {
     let text = t.render(
         "repair.j2",
-        minijinja::context! { setting => setting, stage => stage, error => error, attempt => attempt, hint_mode => hint_mode },
+        minijinja::context! { setting => setting, stage => stage, error => error, attempt => attempt, hint_mode => hint_mode.as_str() },
     )?;
     Ok(Message::user(text))
 }

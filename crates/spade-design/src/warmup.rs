@@ -112,11 +112,11 @@ pub fn pairs(envs: &[MemoryEntry], env_idx: &[usize], docs: &[Document], doc_idx
 /// The response the designer is taught to write for `env`: one fenced Python block opening with
 /// the header comments (skill, setting and — with an inline hint — the hint), then the code; the
 /// format [`crate::parse_response`] reads back into code, hint and skill.
-pub fn target_text(env: &MemoryEntry, hint_mode: &str) -> String {
+pub fn target_text(env: &MemoryEntry, hint_mode: crate::HintMode) -> String {
     let skill = env.skill.as_deref().unwrap_or("unknown");
     let setting = env.setting.as_deref().unwrap_or("games");
     let mut s = format!("```python\n# skill: {skill}\n# setting: {setting}\n");
-    if hint_mode == "inline" {
+    if hint_mode == crate::HintMode::Inline {
         if let Some(h) = env.hint.as_deref().filter(|h| !h.trim().is_empty()) {
             s.push_str(&format!("# hint: {}\n", h.trim()));
         }
@@ -183,16 +183,16 @@ mod tests {
     #[test]
     fn the_target_parses_back_into_code_hint_and_skill() {
         let e = env("A", "causal-inference");
-        let t = target_text(&e, "inline");
+        let t = target_text(&e, crate::HintMode::Inline);
         let p = parse_response(&t);
         assert_eq!(p.error, None);
         assert_eq!(p.hint.as_deref(), Some("Think first."));
         assert!(p.skill_tags.contains(&"causal-inference".to_string()), "{:?}", p.skill_tags);
         assert!(p.code.unwrap().contains("class AEnv:"));
-        assert!(!target_text(&e, "self").contains("# hint:"));
+        assert!(!target_text(&e, crate::HintMode::SelfCall).contains("# hint:"));
         // A reference solver is part of the target, behind its marker, and parses back apart.
         let e = MemoryEntry { solver: Some("def solve(observations):\n    return 'x'\n".into()), ..e };
-        let code = parse_response(&target_text(&e, "inline")).code.unwrap();
+        let code = parse_response(&target_text(&e, crate::HintMode::Inline)).code.unwrap();
         let (env_code, solver) = spade_sandbox::validate::split_solver(&code);
         assert!(env_code.contains("class AEnv:") && !env_code.contains("solve"));
         assert_eq!(solver.as_deref(), Some("def solve(observations):\n    return 'x'\n"));

@@ -356,7 +356,7 @@ pub(crate) fn head_forward(
         rms_forward(&h, wn, eps, &mut xn, &mut r);
         let mut z = zeros(m * v);
         gemm((false, true), (m, v, d), 1.0, (&xn, d), (we, d), 0.0, (&mut z, v));
-        let stats: Vec<(f32, f32)> = z.par_chunks(v).map(|row| crate::score::row_lse(row, t)).collect();
+        let stats: Vec<(f32, f32)> = z.par_chunks(v).map(|row| crate::ops::row_lse(row, t)).collect();
         let lp = z.chunks(v).zip(&targets).zip(&stats).map(|((row, &k), &(mx, lse))| (row[k as usize] - mx) / t - lse).collect();
         Ok((lp, Head { rows, targets, h, r, xn, z, stats, t }))
     })

@@ -96,3 +96,15 @@ pub fn save_hf_folder(model: &Model, dir: &Path) -> Result<()> {
     write_atomic(&dir.join(WEIGHTS_FILE), |p| Ok(candle_core::safetensors::save(&tensors, p)?))?;
     Ok(())
 }
+
+/// The policy version of a model: the `step` recorded in `<model>/trainer_state.json` of a spade
+/// checkpoint folder, 0 for anything else (a .gguf file, a plain Hugging Face folder).
+pub fn policy_version(model: &Path) -> Result<i64> {
+    let state = model.join(TRAINER_STATE_FILE);
+    if !model.is_dir() || !state.exists() {
+        return Ok(0);
+    }
+    let text = fs::read_to_string(&state).map_err(|e| Error::io(&state, e))?;
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| Error::Model(format!("{}: invalid JSON: {e}", state.display())))?;
+    v.get("step").and_then(|s| s.as_i64()).ok_or_else(|| Error::Model(format!("{}: field `step` missing or not an integer", state.display())))
+}

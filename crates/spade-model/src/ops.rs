@@ -14,6 +14,17 @@ use rayon::prelude::*;
 use crate::error::Result;
 
 /// A contiguous f32 slice of a custom op's input.
+/// `(max(row), ln Σ exp((row − max) / t))`: the sum is accumulated in f64, as generation does, so
+/// scored log-probs equal the sampled ones to float rounding.
+pub(crate) fn row_lse(row: &[f32], t: f32) -> (f32, f32) {
+    let m = row.iter().fold(f32::NEG_INFINITY, |a, &x| a.max(x));
+    if !m.is_finite() {
+        return (m, 0.0);
+    }
+    let sum: f64 = row.iter().map(|&x| ((x - m) / t).exp() as f64).sum();
+    (m, sum.ln() as f32)
+}
+
 pub(crate) fn f32_slice<'a>(storage: &'a CpuStorage, layout: &Layout, op: &str) -> candle_core::Result<&'a [f32]> {
     match layout.contiguous_offsets() {
         Some((a, b)) => Ok(&storage.as_slice::<f32>()?[a..b]),

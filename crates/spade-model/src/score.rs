@@ -71,17 +71,6 @@ struct TargetLogprob {
     t: f32,
 }
 
-/// `(max(row), ln Σ exp((row − max) / t))`: the sum is accumulated in f64, as generation does, so
-/// scored log-probs equal the sampled ones to float rounding.
-pub(crate) fn row_lse(row: &[f32], t: f32) -> (f32, f32) {
-    let m = row.iter().fold(f32::NEG_INFINITY, |a, &x| a.max(x));
-    if !m.is_finite() {
-        return (m, 0.0);
-    }
-    let sum: f64 = row.iter().map(|&x| ((x - m) / t).exp() as f64).sum();
-    (m, sum.ln() as f32)
-}
-
 impl CustomOp1 for TargetLogprob {
     fn name(&self) -> &'static str {
         "target-logprob"
@@ -95,7 +84,7 @@ impl CustomOp1 for TargetLogprob {
             .par_chunks(v)
             .zip(self.targets.par_iter())
             .map(|(row, &k)| {
-                let (m, log_sum) = row_lse(row, t);
+                let (m, log_sum) = crate::ops::row_lse(row, t);
                 (row[k as usize] - m) / t - log_sum
             })
             .collect();
@@ -131,7 +120,7 @@ impl CustomOp2 for TargetLogprobGrad {
             if c == 0.0 {
                 return;
             }
-            let (m, log_sum) = row_lse(row, t);
+            let (m, log_sum) = crate::ops::row_lse(row, t);
             for (oj, &x) in o.iter_mut().zip(row) {
                 *oj = -c * ((x - m) / t - log_sum).exp();
             }
