@@ -139,15 +139,10 @@ fn py_files(inputs: &[String]) -> anyhow::Result<Option<Vec<PathBuf>>> {
     for i in inputs {
         let p = Path::new(i);
         if p.is_dir() {
-            let mut found: Vec<PathBuf> = std::fs::read_dir(p)
-                .with_context(|| format!("{i}: cannot read folder"))?
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| is_py(p))
-                .collect();
+            let found = spade_design::memory::py_files(p).with_context(|| format!("{i}: cannot read folder"))?;
             if found.is_empty() {
                 return Ok(None);
             }
-            found.sort();
             files.extend(found);
         } else if is_py(p) {
             files.push(p.to_path_buf());
@@ -158,19 +153,6 @@ fn py_files(inputs: &[String]) -> anyhow::Result<Option<Vec<PathBuf>>> {
     Ok(Some(files))
 }
 
-/// Header comments of a pool file: `# key: value` lines at the top.
-fn header(code: &str, key: &str) -> Option<String> {
-    code.lines()
-        .map(str::trim)
-        .take_while(|l| l.starts_with('#') || l.is_empty())
-        .find_map(|l| {
-            let rest = l.trim_start_matches('#').trim_start();
-            let (k, v) = rest.split_once(':')?;
-            (k.trim().eq_ignore_ascii_case(key)).then(|| v.trim().to_string())
-        })
-        .filter(|v| !v.is_empty())
-}
-
 fn read_folder(files: &[PathBuf]) -> anyhow::Result<Input> {
     let mut rows = Vec::new();
     for f in files {
@@ -178,9 +160,9 @@ fn read_folder(files: &[PathBuf]) -> anyhow::Result<Input> {
         let code = String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{}: not UTF-8 text", f.display()))?;
         let (code, solver) = validate::split_solver(&code);
         rows.push(Row {
-            hint: header(&code, "hint"),
-            skill: header(&code, "skill"),
-            setting: header(&code, "setting"),
+            hint: spade_design::memory::header(&code, "hint"),
+            skill: spade_design::memory::header(&code, "skill"),
+            setting: spade_design::memory::header(&code, "setting"),
             candidate_id: None,
             source: f.file_name().map(|n| n.to_string_lossy().to_string()),
             code: Some(code),

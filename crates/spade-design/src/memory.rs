@@ -122,7 +122,8 @@ fn has_py(dir: &Path) -> Result<bool> {
     Ok(!py_files(dir)?.is_empty())
 }
 
-fn py_files(dir: &Path) -> Result<Vec<PathBuf>> {
+/// The `.py` files of a folder, in name order (a seed pool).
+pub fn py_files(dir: &Path) -> Result<Vec<PathBuf>> {
     let rd = std::fs::read_dir(dir).map_err(|e| Error::Io(format!("{}: {e}", dir.display())))?;
     let mut v: Vec<PathBuf> =
         rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "py")).collect();
