@@ -83,7 +83,7 @@ struct Args {
     regret_scale: f64,
 
     /// Band of no-hint win rate with full anchor credit, LO,HI.
-    #[arg(long, default_value = "0.4,0.6", value_parser = parse_pair)]
+    #[arg(long, default_value = "0.4,0.6", value_parser = spade_cli::parse_range)]
     band: (f64, f64),
 
     /// Width over which the anchor falls linearly to 0 outside the band.
@@ -133,7 +133,7 @@ struct Args {
     capacity: usize,
 
     /// No-hint win-rate band of seed candidates, LO,HI.
-    #[arg(long, default_value = "0.15,0.85", value_parser = parse_pair)]
+    #[arg(long, default_value = "0.15,0.85", value_parser = spade_cli::parse_range)]
     seed_band: (f64, f64),
 
     /// Seeds per skill (highest regret within the seed band).
@@ -150,16 +150,6 @@ struct Args {
 
     #[command(flatten)]
     common: Common,
-}
-
-fn parse_pair(s: &str) -> Result<(f64, f64), String> {
-    let (a, b) = s.split_once(',').ok_or_else(|| format!("`{s}`: expected LO,HI"))?;
-    let lo: f64 = a.trim().parse().map_err(|_| format!("`{s}`: LO is not a number"))?;
-    let hi: f64 = b.trim().parse().map_err(|_| format!("`{s}`: HI is not a number"))?;
-    if lo > hi {
-        return Err(format!("`{s}`: LO > HI"));
-    }
-    Ok((lo, hi))
 }
 
 fn unit_interval(s: &str) -> Result<f64, String> {

@@ -61,8 +61,8 @@ struct Args {
     jobs: usize,
 
     /// Allowed reward range per step, LO,HI.
-    #[arg(long, default_value = "-10,10", value_name = "LO,HI")]
-    reward_range: String,
+    #[arg(long, default_value = "-10,10", value_name = "LO,HI", value_parser = spade_cli::parse_range)]
+    reward_range: (f64, f64),
 
     /// Turn limit every probe episode must end within (passed to the constructor as max_turns).
     #[arg(long, default_value_t = 8)]
@@ -116,17 +116,6 @@ struct Input {
     rows: Vec<Row>,
     /// The input table (all rows, unified schema) to carry columns from; None for a folder.
     carried: Option<RecordBatch>,
-}
-
-fn parse_range(s: &str) -> anyhow::Result<(f64, f64)> {
-    let bad = || anyhow::anyhow!("--reward-range {s:?}: expected LO,HI with LO < HI, e.g. -10,10");
-    let (lo, hi) = s.split_once(',').ok_or_else(bad)?;
-    let lo: f64 = lo.trim().parse().map_err(|_| bad())?;
-    let hi: f64 = hi.trim().parse().map_err(|_| bad())?;
-    if !(lo.is_finite() && hi.is_finite() && lo < hi) {
-        return Err(bad());
-    }
-    Ok((lo, hi))
 }
 
 fn is_py(p: &Path) -> bool {
@@ -269,7 +258,7 @@ fn write(path: &str, batch: &RecordBatch, meta: &WriteMeta) -> anyhow::Result<us
 
 fn run(args: Args) -> anyhow::Result<()> {
     let start = Instant::now();
-    let reward_range = parse_range(&args.reward_range)?;
+    let reward_range = args.reward_range;
     if args.max_turns == 0 {
         bail!("--max-turns must be at least 1");
     }

@@ -380,6 +380,20 @@ pub fn config_json(args: &impl Serialize) -> serde_json::Value {
     serde_json::to_value(args).unwrap_or(serde_json::Value::Null)
 }
 
+/// Parses `LO,HI` (finite numbers, LO ≤ HI), for clap's `value_parser` (`--reward-range`, the regret bands).
+pub fn parse_range(s: &str) -> Result<(f64, f64), String> {
+    let (a, b) = s.split_once(',').ok_or_else(|| format!("`{s}`: expected LO,HI, e.g. 0.4,0.6"))?;
+    let lo: f64 = a.trim().parse().map_err(|_| format!("`{s}`: LO is not a number"))?;
+    let hi: f64 = b.trim().parse().map_err(|_| format!("`{s}`: HI is not a number"))?;
+    if !(lo.is_finite() && hi.is_finite()) {
+        return Err(format!("`{s}`: LO and HI must be finite"));
+    }
+    if lo > hi {
+        return Err(format!("`{s}`: LO > HI"));
+    }
+    Ok((lo, hi))
+}
+
 /// Parses `I/N` shard specs (I from 0 to N−1, as Slurm array indices).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Shard {
