@@ -71,7 +71,7 @@ pub fn skill_for(skills: &[String], per_round: usize, round: u64, i: usize) -> &
 /// `--setting`: one setting (`games`, `tool-use`) or a share of each, `games,tool-use` (equal) or
 /// `games=3,tool-use=1` (weights), as a cycle of settings the groups of a round take in turn.
 pub fn parse_settings(s: &str) -> Result<Vec<String>, String> {
-    let mut cycle = Vec::new();
+    let mut shares: Vec<(String, usize)> = Vec::new();
     for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (name, w) = match part.split_once('=') {
             Some((n, w)) => (n.trim(), w.trim().parse::<usize>().map_err(|_| format!("`{part}`: expected SETTING=WEIGHT, a whole number"))?),
@@ -80,34 +80,28 @@ pub fn parse_settings(s: &str) -> Result<Vec<String>, String> {
         if !matches!(name, "games" | "tool-use") {
             return Err(format!("`{name}`: expected games or tool-use"));
         }
-        if cycle.contains(&name.to_string()) {
+        if shares.iter().any(|(n, _)| n == name) {
             return Err(format!("`{name}` given twice"));
         }
-        for _ in 0..w.min(100) {
-            cycle.push(name.to_string());
-        }
+        shares.push((name.to_string(), w.min(100)));
     }
-    if cycle.is_empty() {
+    shares.retain(|(_, w)| *w > 0);
+    let total: usize = shares.iter().map(|(_, w)| w).sum();
+    if total == 0 {
         return Err(format!("`{s}`: expected games, tool-use, or a share such as games=3,tool-use=1"));
     }
-    // Interleave: games=2,tool-use=1 → games, tool-use, games (not games, games, tool-use).
-    let names: Vec<String> = cycle.iter().fold(Vec::new(), |mut v, n| {
-        if !v.contains(n) {
-            v.push(n.clone());
+    // Smooth weighted round-robin, so the settings interleave (games=2,tool-use=1 → games,
+    // tool-use, games): each turn every setting earns its weight, the richest (first on a tie)
+    // goes and pays the total.
+    let mut credit = vec![0i64; shares.len()];
+    let mut out = Vec::with_capacity(total);
+    for _ in 0..total {
+        for (c, (_, w)) in credit.iter_mut().zip(&shares) {
+            *c += *w as i64;
         }
-        v
-    });
-    // Smooth weighted round-robin: each turn every setting earns its share, the richest goes.
-    let weights: Vec<f64> = names.iter().map(|n| cycle.iter().filter(|c| *c == n).count() as f64 / cycle.len() as f64).collect();
-    let mut credit = vec![0f64; names.len()];
-    let mut out = Vec::with_capacity(cycle.len());
-    for _ in 0..cycle.len() {
-        for (c, w) in credit.iter_mut().zip(&weights) {
-            *c += w;
-        }
-        let k = (0..names.len()).max_by(|&a, &b| credit[a].total_cmp(&credit[b]).then(b.cmp(&a))).expect("a setting");
-        credit[k] -= 1.0;
-        out.push(names[k].clone());
+        let k = (0..shares.len()).max_by(|&a, &b| credit[a].cmp(&credit[b]).then(b.cmp(&a))).expect("a setting");
+        credit[k] -= total as i64;
+        out.push(shares[k].0.clone());
     }
     Ok(out)
 }
