@@ -104,6 +104,14 @@ const PROBE_USER: &str = "\u{2}user\u{2}";
 const PROBE_ASSISTANT: &str = "\u{2}assistant\u{2}";
 const PROBE_OBS: &str = "\u{2}observation\u{2}";
 
+/// What `next` (the conversation `closed` plus one message of content [`PROBE_OBS`]) writes
+/// before and after that content; the error says why it cannot be appended as a segment.
+fn around(closed: &str, next: &str) -> std::result::Result<(String, String), &'static str> {
+    let seg = next.strip_prefix(closed).ok_or("a message changes the conversation before it")?;
+    let (before, after) = seg.split_once(PROBE_OBS).ok_or("a message's content is not written as is")?;
+    Ok((before.to_string(), after.to_string()))
+}
+
 impl TurnFormat {
     pub fn learn(chat: &ChatTemplate) -> Result<TurnFormat> {
         let bad = |m: &str| Error::Chat(format!("cannot append turns with this chat template: {m}"));
@@ -117,8 +125,7 @@ impl TurnFormat {
             .ok_or_else(|| bad("the assistant's content is not written right after the generation prompt"))?
             .to_string();
         let next = render(&[s, u, a, o], true)?;
-        let seg = next.strip_prefix(closed.as_str()).ok_or_else(|| bad("a user message changes the conversation before it"))?;
-        let (user_before, user_after) = seg.split_once(PROBE_OBS).ok_or_else(|| bad("the user's content is not written as is"))?;
+        let (user_before, user_after) = around(&closed, &next).map_err(|m| bad(&format!("user turn: {m}")))?;
         // A template with its own tool format: what it writes around a tool result (None when the
         // tool message cannot be appended as a segment: the user format is used then).
         let tool = chat.supports_tools().then(|| -> Option<(String, String)> {
@@ -127,37 +134,34 @@ impl TurnFormat {
             let (s, u, a) = (Message::system(PROBE_SYS), Message::user(PROBE_USER), Message::assistant(PROBE_ASSISTANT));
             let closed = r(&[s.clone(), u.clone(), a.clone()], false)?;
             let next = r(&[s, u, a, Message::tool(PROBE_OBS)], true)?;
-            let (b, e) = next.strip_prefix(closed.as_str())?.split_once(PROBE_OBS)?;
-            Some((b.to_string(), e.to_string()))
+            around(&closed, &next).ok()
         });
-        Ok(TurnFormat { assistant_tail, user_before: user_before.to_string(), user_after: user_after.to_string(), tool: tool.flatten() })
+        Ok(TurnFormat { assistant_tail, user_before, user_after, tool: tool.flatten() })
+    }
+
+    /// The assistant's tail, less the end-of-turn token the model sampled itself (`eos_text`, its
+    /// decoded text, when the reply ended with one).
+    fn tail(&self, eos_text: Option<&str>) -> &str {
+        match eos_text {
+            Some(e) if !e.is_empty() => self.assistant_tail.strip_prefix(e).unwrap_or(&self.assistant_tail),
+            _ => &self.assistant_tail,
+        }
     }
 
     /// [`TurnFormat::observation_segment`] for a tool's result: the template's own tool turn when
     /// it has one, else a user turn.
     pub fn tool_segment(&self, eos_text: Option<&str>, result: &str) -> String {
         match &self.tool {
-            Some((before, after)) => {
-                let tail = match eos_text {
-                    Some(e) if !e.is_empty() => self.assistant_tail.strip_prefix(e).unwrap_or(&self.assistant_tail),
-                    _ => &self.assistant_tail,
-                };
-                format!("{tail}{before}{result}{after}")
-            }
+            Some((before, after)) => format!("{}{before}{result}{after}", self.tail(eos_text)),
             None => self.observation_segment(eos_text, result),
         }
     }
 
     /// The text to append after the model's reply so that the sequence continues with the
-    /// observation and a new assistant turn: the assistant's tail, less the end-of-turn token
-    /// the model sampled itself (`eos_text`, its decoded text, when the reply ended with one),
-    /// then the user turn.
+    /// observation and a new assistant turn: the assistant's [tail](TurnFormat::tail), then the
+    /// user turn.
     pub fn observation_segment(&self, eos_text: Option<&str>, observation: &str) -> String {
-        let tail = match eos_text {
-            Some(e) if !e.is_empty() => self.assistant_tail.strip_prefix(e).unwrap_or(&self.assistant_tail),
-            _ => &self.assistant_tail,
-        };
-        format!("{tail}{}{observation}{}", self.user_before, self.user_after)
+        format!("{}{}{observation}{}", self.tail(eos_text), self.user_before, self.user_after)
     }
 }
 
