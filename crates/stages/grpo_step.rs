@@ -295,9 +295,9 @@ fn run(args: Args) -> anyhow::Result<()> {
     // The checkpoint's writing time (with an external trainer: all but its update's own time).
     let (m, save_s) = if let Some(command) = &args.trainer {
         let kind = if args.model.device.starts_with("cuda") { "cuda" } else { "cpu" };
-        let ext = ExternalStep { command, model: &model_path, reference: Some(&ref_path), threads: args.model.threads, device: kind };
+        let ext = ExternalStep { command, model: &model_path, start: &start, reference: Some(&ref_path), threads: args.model.threads, device: kind };
         let t = std::time::Instant::now();
-        let m = ext.run(&samples, &cfg, &args.output, card)?.0;
+        let m = ext.run(&samples, &cfg, &args.output, card)?;
         let save_s = t.elapsed().as_secs_f64() - m["time"]["total"].as_f64().unwrap_or(0.0);
         (m, save_s)
     } else {

@@ -42,8 +42,9 @@ struct PlanSample<'a> {
 pub struct ExternalStep<'a> {
     /// The shell command (run with `sh -c`, the plan file's path appended as `--plan FILE`).
     pub command: &'a str,
-    /// The start model (`--model`).
+    /// The start model (`--model`) and its trainer state ([`TrainerState::read`]).
     pub model: &'a Path,
+    pub start: &'a TrainerState,
     /// The KL reference (resolved), when the step has a KL term.
     pub reference: Option<&'a Path>,
     pub threads: Option<usize>,
@@ -64,18 +65,18 @@ fn as_folder(path: &Path, work: &Path, name: &str) -> anyhow::Result<PathBuf> {
 impl ExternalStep<'_> {
     /// Run the step: the program updates the weights into a temporary sibling of `output`, spade
     /// adds the trainer state and `card` and renames it into place. Returns the program's metrics
-    /// (with `step` set) and the trainer state written.
+    /// (with `step` set).
     pub fn run(
         &self,
         samples: &[Sample],
         cfg: &StepConfig,
         output: &Path,
         card: impl FnOnce(&serde_json::Value) -> String,
-    ) -> anyhow::Result<(serde_json::Value, TrainerState)> {
-        let start = TrainerState::read(self.model)?;
+    ) -> anyhow::Result<serde_json::Value> {
+        let start = self.start;
         let tmp = temp_sibling(output)?;
         let work = tmp.with_extension("work");
-        let result = (|| -> anyhow::Result<(serde_json::Value, TrainerState)> {
+        let result = (|| -> anyhow::Result<serde_json::Value> {
             std::fs::create_dir_all(&work).with_context(|| format!("{}: cannot create", work.display()))?;
             std::fs::create_dir_all(&tmp).with_context(|| format!("{}: cannot create", tmp.display()))?;
             let model = as_folder(self.model, &work, "model")?;
@@ -133,9 +134,9 @@ impl ExternalStep<'_> {
             };
             metrics["step"] = state.step.into();
             let ck = spade_model::Checkpoint::new(&tmp);
-            ck.write_file(spade_model::checkpoint::TRAINER_STATE_FILE, (serde_json::to_string_pretty(&state)? + "\n").as_bytes())?;
+            state.write(&ck)?;
             ck.write_file("README.md", card(&metrics).as_bytes())?;
-            Ok((metrics, state))
+            Ok(metrics)
         })();
         let _ = std::fs::remove_dir_all(&work);
         match result {

@@ -42,6 +42,12 @@ impl std::str::FromStr for LossAgg {
 }
 
 impl TrainerState {
+    /// Write the state into the checkpoint folder `ck` (`trainer_state.json`, atomically).
+    pub fn write(&self, ck: &Checkpoint) -> anyhow::Result<()> {
+        ck.write_file(spade_model::checkpoint::TRAINER_STATE_FILE, (serde_json::to_string_pretty(self)? + "\n").as_bytes())?;
+        Ok(())
+    }
+
     /// The trainer state of `--model`: a spade checkpoint's `trainer_state.json`, else a fresh state
     /// (step 0) whose initial model is the model itself.
     pub fn read(path: &Path) -> anyhow::Result<TrainerState> {
@@ -73,8 +79,8 @@ impl StepPlan {
         let mut mini_batches = Vec::new();
         for idx in mini_batch_indices(samples.len(), nmb) {
             let part: Vec<&Sample> = idx.iter().map(|&i| &samples[i]).collect();
-            for (j, w) in agg_weights(&part, cfg.loss_agg, dr).into_iter().enumerate() {
-                weights[idx[j]] = w.into_iter().find(|&x| x != 0.0).unwrap_or(0.0);
+            for (j, w) in sample_weights(&part, cfg.loss_agg, dr).into_iter().enumerate() {
+                weights[idx[j]] = w;
             }
             mini_batches.push(micro_batches(&part, cfg.micro_batch.max(1)).into_iter().map(|mb| mb.into_iter().map(|j| idx[j]).collect()).collect());
         }
@@ -282,21 +288,26 @@ pub fn peak_rss_mib() -> Option<f64> {
     Some(kb / 1024.0)
 }
 
-/// Per-token aggregation weights of one mini-batch's samples (index-aligned with tokens).
-fn agg_weights(samples: &[&Sample], agg: LossAgg, dr_norm: f64) -> Vec<Vec<f64>> {
+/// The aggregation weight of each trained token of each of one mini-batch's samples.
+fn sample_weights(samples: &[&Sample], agg: LossAgg, dr_norm: f64) -> Vec<f64> {
     let n = samples.len() as f64;
     let total: usize = samples.iter().map(|s| s.trained_tokens()).sum();
     samples
         .iter()
-        .map(|s| {
-            let k = s.trained_tokens();
-            let w = match agg {
-                LossAgg::SeqMeanTokenMean => 1.0 / (k.max(1) as f64 * n),
-                LossAgg::TokenMean => 1.0 / total.max(1) as f64,
-                LossAgg::DrGrpo => 1.0 / (dr_norm * n),
-            };
-            s.mask.iter().enumerate().map(|(t, &m)| if t > 0 && m != 0 { w } else { 0.0 }).collect()
+        .map(|s| match agg {
+            LossAgg::SeqMeanTokenMean => 1.0 / (s.trained_tokens().max(1) as f64 * n),
+            LossAgg::TokenMean => 1.0 / total.max(1) as f64,
+            LossAgg::DrGrpo => 1.0 / (dr_norm * n),
         })
+        .collect()
+}
+
+/// Per-token aggregation weights of one mini-batch's samples (index-aligned with tokens).
+fn agg_weights(samples: &[&Sample], agg: LossAgg, dr_norm: f64) -> Vec<Vec<f64>> {
+    samples
+        .iter()
+        .zip(sample_weights(samples, agg, dr_norm))
+        .map(|(s, w)| s.mask.iter().enumerate().map(|(t, &m)| if t > 0 && m != 0 { w } else { 0.0 }).collect())
         .collect()
 }
 
@@ -555,7 +566,7 @@ impl Trainer {
             let ck = Checkpoint::new(&tmp);
             ck.save_model(&self.model)?;
             save_optimizer(&ck.optimizer_path(), &self.opt, self.model.weights().named_vars())?;
-            ck.write_file(spade_model::checkpoint::TRAINER_STATE_FILE, (serde_json::to_string_pretty(&self.state)? + "\n").as_bytes())?;
+            self.state.write(&ck)?;
             if let Some(card) = card {
                 ck.write_file("README.md", card.as_bytes())?;
             }
