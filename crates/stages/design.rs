@@ -340,10 +340,7 @@ fn run(args: Args) -> anyhow::Result<()> {
                 if done[i] {
                     continue;
                 }
-                let (code, solver) = match row.final_code.as_deref().map(spade_sandbox::validate::split_solver) {
-                    Some((c, s)) => (Some(c), s),
-                    None => (None, None),
-                };
+                let (code, solver) = spade_sandbox::validate::split_solver_opt(row.final_code.as_deref());
                 let setting = spade_sandbox::validate::Setting::parse(Some(&row.setting));
                 let c = spade_sandbox::validate::Candidate { code, hint: row.hint.clone(), setting, solver };
                 let v = spade_sandbox::validate::check(&sb, &c, &cfg);

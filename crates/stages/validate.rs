@@ -61,7 +61,7 @@ struct Args {
     jobs: usize,
 
     /// Allowed reward range per step, LO,HI.
-    #[arg(long, default_value = "-10,10", value_name = "LO,HI", value_parser = spade_cli::parse_range)]
+    #[arg(long, default_value = "-10,10", value_name = "LO,HI", value_parser = parse_reward_range)]
     reward_range: (f64, f64),
 
     /// Turn limit every probe episode must end within (passed to the constructor as max_turns).
@@ -94,6 +94,15 @@ struct Args {
 
     #[command(flatten)]
     common: Common,
+}
+
+/// `--reward-range`: [`spade_cli::parse_range`], with an empty range (LO = HI) refused.
+fn parse_reward_range(s: &str) -> Result<(f64, f64), String> {
+    let (lo, hi) = spade_cli::parse_range(s)?;
+    if lo == hi {
+        return Err(format!("`{s}`: need LO < HI"));
+    }
+    Ok((lo, hi))
 }
 
 fn main() -> ExitCode {
@@ -183,13 +192,7 @@ fn read_table(inputs: &[String]) -> anyhow::Result<Input> {
         let (hint, skill, setting, cid, source) = (col("hint")?, col("skill")?, col("setting")?, col("candidate_id")?, col("source")?);
         let solver = col("solver")?;
         for i in 0..n {
-            let (code, in_code) = match final_code[i].clone().or_else(|| code[i].clone()) {
-                Some(c) => {
-                    let (c, s) = validate::split_solver(&c);
-                    (Some(c), s)
-                }
-                None => (None, None),
-            };
+            let (code, in_code) = validate::split_solver_opt(final_code[i].as_deref().or(code[i].as_deref()));
             rows.push(Row {
                 code,
                 solver: solver[i].clone().filter(|x| !x.trim().is_empty()).or(in_code),

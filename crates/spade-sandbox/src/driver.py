@@ -330,7 +330,6 @@ class Session:
         self.max_turns = int(max_turns) if max_turns else 8
         self.tools = None
         return {"status": "ok", "class": cls.__name__, "n_classes": n, "timings": self.timings,
-                "tool_env": _is_tool_env(self.env),
                 "reset_takes_seed": _accepts(self.env.reset, "seed"),
                 "has_close": callable(getattr(self.env, "close", None))}
 

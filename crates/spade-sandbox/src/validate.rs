@@ -136,6 +136,11 @@ impl Stage {
 /// The line that separates an environment's code from its reference solver (see the module docs).
 pub const SOLVER_MARKER: &str = "# --- solver ---";
 
+/// [`split_solver`] of code that may be missing: (the environment's code, the solver's).
+pub fn split_solver_opt(code: Option<&str>) -> (Option<String>, Option<String>) {
+    code.map(split_solver).map_or((None, None), |(c, s)| (Some(c), s))
+}
+
 /// `code` split at its [`SOLVER_MARKER`] line: the environment's code (what is run and hashed as
 /// `env_id`) and the solver's, when there is one.
 pub fn split_solver(code: &str) -> (String, Option<String>) {
@@ -577,12 +582,8 @@ fn hint_leak(ep: &mut Episode, hint: &str, setting: Setting, stats: &ProbeStats,
         if !a.trim().is_empty() && hint.contains(a.as_str()) {
             return Ok(Some(format!("the hint contains the winning action {a:?}")));
         }
-        if let Some(inner) = boxed_inner(a).filter(|i| specific(i)) {
-            if contains_token(hint, inner) {
-                return Ok(Some(format!("the hint contains {inner:?}, which wins as {a:?}")));
-            }
-        }
-        if let Some(inner) = answer_inner(a).filter(|i| specific(i)) {
+        // The answer inside the action: a game's boxed answer, a tool environment's `answer` call.
+        if let Some(inner) = boxed_inner(a).map(str::to_string).or_else(|| answer_inner(a)).filter(|i| specific(i)) {
             if contains_token(hint, &inner) {
                 return Ok(Some(format!("the hint contains {inner:?}, which wins as {a:?}")));
             }
@@ -719,7 +720,7 @@ fn check_once(sb: &Sandbox, c: &Candidate, cfg: &CheckConfig) -> Verdict {
     }
     if cfg.require_solver {
         let why = match &verdict.solver {
-            None => Some("no reference solver (--require-solver): write solve(observations) after a line `# --- solver ---`".to_string()),
+            None => Some(format!("no reference solver (--require-solver): write solve(observations) after a line `{SOLVER_MARKER}`")),
             Some(st) if !st.won_all() => Some(match &st.error {
                 Some(e) => format!("the reference solver won {} of {} episodes: {e}", st.wins, st.episodes),
                 None => format!(
