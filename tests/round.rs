@@ -545,30 +545,28 @@ fn make_install_puts_stages_man_pages_and_completions_under_the_prefix() {
     let elsewhere = d.path().join("elsewhere");
     std::fs::create_dir_all(&elsewhere).unwrap();
     let out = elsewhere.join("c.jsonl");
-    let mut c = std::process::Command::new(prefix.join("bin/spade-design"));
-    c.current_dir(&elsewhere)
-        .arg("--model")
-        .arg(&model)
-        .args(["--no-corpus", "--groups", "1", "--per-doc", "1", "--max-new-tokens", "4", "-q", "-o"])
-        .arg(&out);
-    clean_env(&mut c);
-    let o = c.output().unwrap();
+    let design = |bin: &Path| {
+        let mut c = std::process::Command::new(bin);
+        c.current_dir(&elsewhere)
+            .arg("--model")
+            .arg(&model)
+            .args(["--no-corpus", "--groups", "1", "--per-doc", "1", "--max-new-tokens", "4", "-q", "-o"])
+            .arg(&out);
+        clean_env(&mut c);
+        c.output().unwrap()
+    };
+    let o = design(&prefix.join("bin/spade-design"));
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(read_jsonl(&out).len(), 1);
-    // The same binary outside any spade tree has no data to fall back to: a clear error.
+    // The same binary outside any spade tree has no data to fall back to: a clear error, and the
+    // output already written is left alone.
     let bare = d.path().join("bare/bin");
     std::fs::create_dir_all(&bare).unwrap();
     std::fs::copy(prefix.join("bin/spade-design"), bare.join("spade-design")).unwrap();
-    let mut c = std::process::Command::new(bare.join("spade-design"));
-    c.current_dir(&elsewhere)
-        .arg("--model")
-        .arg(&model)
-        .args(["--no-corpus", "--groups", "1", "--per-doc", "1", "--max-new-tokens", "4", "-q", "-o"])
-        .arg(&out);
-    clean_env(&mut c);
-    let o = c.output().unwrap();
+    let o = design(&bare.join("spade-design"));
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(read_jsonl(&out).len(), 1);
     assert!(err.contains("data/seed-envs") || err.contains("data/prompts"), "{err}");
 }
 
