@@ -217,15 +217,19 @@ def main():
 
     steps0 = int(plan["state"]["optimizer_steps"])
     opt_file = os.path.join(plan["model"], "optimizer.safetensors")
+    # The start's AdamW moments (read once: resumed here, and kept as they are by a step with
+    # nothing to train).
+    prev_moments = {}
     if steps0 > 0:
         if not os.path.exists(opt_file):
             raise SystemExit(f"{plan['model']}: trainer state records {steps0} optimizer steps but the folder has no optimizer.safetensors")
-        moments = read_safetensors(opt_file)
+        prev_moments = read_safetensors(opt_file)
         state = {}
         for n in names:
-            if f"exp_avg.{n}" not in moments:
+            if f"exp_avg.{n}" not in prev_moments:
                 raise SystemExit(f"{opt_file}: no moments for parameter {n}")
-            state[n] = {"step": torch.tensor(float(steps0)), "exp_avg": moments[f"exp_avg.{n}"], "exp_avg_sq": moments[f"exp_avg_sq.{n}"]}
+            state[n] = {"step": torch.tensor(float(steps0)), "exp_avg": prev_moments[f"exp_avg.{n}"],
+                        "exp_avg_sq": prev_moments[f"exp_avg_sq.{n}"]}
         groups = [{**{k: v for k, v in opt.param_groups[0].items() if k != "params"}, "params": names}]
         set_optimizer_state_dict(model, opt, {"state": state, "param_groups": groups}, options=StateDictOptions(full_state_dict=True))
 
@@ -336,10 +340,8 @@ def main():
         for n in names:
             st = (optim_sd or {}).get("state", {}).get(n)
             if st is None:  # no update (nothing to train): the moments stay as they were
-                prev = read_safetensors(opt_file) if os.path.exists(opt_file) else {}
-                z = tensors.get(n, weights_sd[n]).new_zeros(weights_sd[n].shape)
-                moments[f"exp_avg.{n}"] = prev.get(f"exp_avg.{n}", z)
-                moments[f"exp_avg_sq.{n}"] = prev.get(f"exp_avg_sq.{n}", z)
+                for k in (f"exp_avg.{n}", f"exp_avg_sq.{n}"):  # distinct tensors: safetensors refuses shared ones
+                    moments[k] = prev_moments[k] if k in prev_moments else torch.zeros(weights_sd[n].shape, dtype=torch.float32)
                 continue
             moments[f"exp_avg.{n}"] = st["exp_avg"].to(torch.float32).contiguous()
             moments[f"exp_avg_sq.{n}"] = st["exp_avg_sq"].to(torch.float32).contiguous()

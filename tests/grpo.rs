@@ -792,6 +792,49 @@ pub(crate) mod fsdp {
         assert!(e <= 1e-4, "update relative error {e}");
     }
 
+    /// A step with nothing to train (only zero-variance groups, frozen designer), from a checkpoint
+    /// with moments and from a fresh model: the weights and moments are kept, the step advances,
+    /// no optimizer step is counted.
+    #[test]
+    #[ignore = "needs the PyTorch environment (~7 GB): make test-fsdp"]
+    fn a_step_with_nothing_to_train_keeps_the_weights_and_moments() {
+        let d = tmp();
+        let model = tiny(&d.path().join("model"), 49);
+        let (r, c, s) = write_batch(d.path(), &model, 15);
+        let ck1 = d.path().join("ck1");
+        grpo(&model, &ck1, &r, &c, &s, &[]).success();
+        let flat = d.path().join("flat.jsonl");
+        let rows: Vec<serde_json::Value> = read_jsonl(Path::new(&r))
+            .into_iter()
+            .map(|mut v| {
+                v["return"] = json!(0.5);
+                v
+            })
+            .collect();
+        write_jsonl(&flat, &rows);
+        let t = trainer(1);
+        for (from, to, steps) in [(&ck1, "ck2", 1), (&model, "fresh", 0)] {
+            let out = d.path().join(to);
+            stage("spade-grpo-step")
+                .arg("--model")
+                .arg(from)
+                .args(["--rollouts", flat.to_str().unwrap(), "--frozen-designer", "--trainer", &t, "-o"])
+                .arg(&out)
+                .assert()
+                .success();
+            assert_eq!(weights_of(from), weights_of(&out), "{to}");
+            let st: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("trainer_state.json")).unwrap()).unwrap();
+            assert_eq!(st["optimizer_steps"], steps, "{to}");
+            let moments = |p: &Path| spade_model::candle_core::safetensors::load(p.join("optimizer.safetensors"), &Device::Cpu).unwrap().len();
+            assert_eq!(moments(&out), 2 * weights_of(&out).len(), "{to}");
+        }
+        let keep = |p: &Path| -> Vec<f32> {
+            let t = spade_model::candle_core::safetensors::load(p.join("optimizer.safetensors"), &Device::Cpu).unwrap();
+            t["exp_avg_sq.model.norm.weight"].to_vec1().unwrap()
+        };
+        assert_eq!(keep(&ck1), keep(&d.path().join("ck2")), "the moments are kept");
+    }
+
     #[test]
     #[ignore = "needs the PyTorch environment (~7 GB): make test-fsdp"]
     fn a_checkpoint_of_either_trainer_resumes_in_the_other() {
