@@ -9,8 +9,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 dir="${SPADE_LLAMA_SERVER_DIR:-$root/.cache/llama-server}"
-version=0.3.36
-sha256=832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e
+# shellcheck source=scripts/llama-cpp-sources.sh
+source "$root/scripts/llama-cpp-sources.sh"
 bin="$dir/bin/llama-server"
 if [[ -x "$bin" && -x "$dir/bin/llama-bench" ]]; then
   echo "$bin"
@@ -22,14 +22,7 @@ if [[ ! -x "$dir/tools/bin/cmake" ]]; then
   python3 -m venv "$dir/tools"
   "$dir/tools/bin/pip" install --quiet cmake >&2
 fi
-tarball="$dir/llama_cpp_python-$version.tar.gz"
-if ! echo "$sha256  $tarball" | sha256sum -c --status 2>/dev/null; then
-  url=$(curl -fsSL https://pypi.org/simple/llama-cpp-python/ | grep -o "https://[^\"#]*llama_cpp_python-$version.tar.gz" | head -1)
-  [[ -n "$url" ]] || { echo "llama-server.sh: llama-cpp-python $version sdist not found on PyPI" >&2; exit 1; }
-  curl -fsSL -o "$tarball.part" "$url"
-  echo "$sha256  $tarball.part" | sha256sum -c --status || { echo "llama-server.sh: checksum mismatch for $url" >&2; exit 1; }
-  mv "$tarball.part" "$tarball"
-fi
+tarball="$(llama_tarball "$dir")"
 rm -rf "$dir/src" "$dir/build"
 mkdir -p "$dir/src"
 tar xzf "$tarball" -C "$dir/src" --strip-components=1

@@ -2,7 +2,7 @@
 # Make (once) the PyTorch environment the stages' torch-side tools run in, and print its python's
 # path on stdout:
 #   - llama.cpp's own checkpoint converter (convert_hf_to_gguf.py and its gguf package, from the
-#     same pinned llama.cpp sources scripts/llama-server.sh builds), for `spade-grpo-step --gguf`;
+#     same pinned llama.cpp sources scripts/llama-server.sh builds), for scripts/to-gguf.sh;
 #   - the FSDP GRPO step (scripts/grpo_step_fsdp.py) and Hugging Face transformers' model classes.
 # PyPI's torch wheels for x86-64 Linux are the CUDA builds: the first run downloads ~3 GB and the
 # venv takes ~7 GB. Idempotent (a stamp names the pins); kept apart from .venv so that `make test`
@@ -13,23 +13,15 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="${SPADE_TORCH_VENV:-$root/.cache/torch-venv}"
 src_dir="${SPADE_LLAMA_SERVER_DIR:-$root/.cache/llama-server}"
-llama_version=0.3.36
-llama_sha256=832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e
+# shellcheck source=scripts/llama-cpp-sources.sh
+source "$root/scripts/llama-cpp-sources.sh"
 pins="torch==2.5.1 transformers==4.57.6 safetensors==0.6.2 sentencepiece==0.2.1 protobuf==4.25.8 pyarrow>=15 numpy<2.3"
 stamp="$venv/.stamp"
 if [[ -x "$venv/bin/python" && -f "$stamp" && "$(cat "$stamp")" == "$pins llama.cpp $llama_version" ]]; then
   echo "$venv/bin/python"
   exit 0
 fi
-tarball="$src_dir/llama_cpp_python-$llama_version.tar.gz"
-if ! echo "$llama_sha256  $tarball" | sha256sum -c --status 2>/dev/null; then
-  mkdir -p "$src_dir"
-  url=$(curl -fsSL https://pypi.org/simple/llama-cpp-python/ | grep -o "https://[^\"#]*llama_cpp_python-$llama_version.tar.gz" | head -1)
-  [[ -n "$url" ]] || { echo "torch-venv.sh: llama-cpp-python $llama_version sdist not found on PyPI" >&2; exit 1; }
-  curl -fsSL -o "$tarball.part" "$url"
-  echo "$llama_sha256  $tarball.part" | sha256sum -c --status || { echo "torch-venv.sh: checksum mismatch for $url" >&2; exit 1; }
-  mv "$tarball.part" "$tarball"
-fi
+tarball="$(llama_tarball "$src_dir")"
 rm -rf "$venv"
 python3 -m venv "$venv"
 echo "torch-venv.sh: installing $pins into $venv (~3 GB download the first time)" >&2
