@@ -13,11 +13,17 @@ use spade_model::LocalServer;
 
 use crate::util::{read_jsonl, root, stage, tmp, write_jsonl};
 
-/// llama-server on the default model's GGUF (binary: `$SPADE_LLAMA_SERVER`, else the cached build).
-fn llama_server() -> LocalServer {
+/// The llama-server binary: `$SPADE_LLAMA_SERVER`, else the cached build (`make test-server` and
+/// `make test-slurm` build it).
+pub(crate) fn llama_server_bin() -> PathBuf {
     let bin = std::env::var_os("SPADE_LLAMA_SERVER").map(PathBuf::from).unwrap_or_else(|| root().join(".cache/llama-server/bin/llama-server"));
-    assert!(bin.exists(), "{} missing: run `make test-server` (it builds llama-server)", bin.display());
-    LocalServer::start(&bin, &spade_model::default_model_path(), "smollm2", 4, 4096, 1).unwrap()
+    assert!(bin.exists(), "{} missing: run `make test-server` or `make test-slurm` (they build llama-server)", bin.display());
+    bin
+}
+
+/// llama-server on the default model's GGUF.
+fn llama_server() -> LocalServer {
+    LocalServer::start(&llama_server_bin(), &spade_model::default_model_path(), "smollm2", 4, 4096, 1).unwrap()
 }
 
 fn env_rows() -> Vec<Value> {
@@ -203,8 +209,7 @@ fn a_trained_checkpoint_is_served_after_the_gguf_hand_off() {
     assert!(again.status.success());
     assert_eq!(std::fs::metadata(&gguf).unwrap().modified().unwrap(), before);
 
-    let bin = std::env::var_os("SPADE_LLAMA_SERVER").map(PathBuf::from).unwrap_or_else(|| root().join(".cache/llama-server/bin/llama-server"));
-    let server = LocalServer::start(&bin, &gguf, "trained", 4, 4096, 1).unwrap();
+    let server = LocalServer::start(&llama_server_bin(), &gguf, "trained", 4, 4096, 1).unwrap();
     let envs = d.path().join("envs.jsonl");
     write_jsonl(&envs, &env_rows());
     let via = d.path().join("server.jsonl");

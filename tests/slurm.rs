@@ -219,9 +219,7 @@ fn a_sharded_slurm_round_equals_the_single_process_round() {
 #[test]
 #[ignore = "starts Slurm daemons and llama-server: run by `make test-slurm`"]
 fn slurm_rounds_generate_through_server_jobs_with_the_trained_weights() {
-    let server =
-        std::env::var_os("SPADE_LLAMA_SERVER").map(std::path::PathBuf::from).unwrap_or_else(|| root().join(".cache/llama-server/bin/llama-server"));
-    assert!(server.exists(), "{} missing: `make test-slurm` builds it", server.display());
+    let server = crate::server::llama_server_bin();
     let d = tmp();
     let corpus = corpus(d.path());
     let run = d.path().join("runs/served");
