@@ -157,8 +157,10 @@ deps:
 model:
 	$(SHELL) scripts/fetch-model.sh
 
+## The stages and their sandbox worker (spade-sandbox-worker, its own package so that the stages do not
+## link pyo3), all in BIN.
 build:
-	$(CARGO) build $(CARGO_FLAGS) $(if $(FEATURES),--features $(FEATURES),) --bins
+	$(CARGO) build $(CARGO_FLAGS) $(if $(FEATURES),--features $(FEATURES),) -p spade -p spade-worker --bins
 
 test: deps venv model
 	$(CARGO) test --workspace --no-fail-fast
@@ -189,6 +191,7 @@ test-slurm: deps venv model
 
 bench: deps venv model
 	mkdir -p target/bench
+	$(CARGO) build --release -p spade-worker
 	$(CARGO) bench --bench sample_corpus
 	$(CARGO) bench --bench sandbox
 	SPADE_LLAMA_SERVER=$$($(SHELL) scripts/llama-server.sh) $(CARGO) bench --bench rollout

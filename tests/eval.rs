@@ -208,6 +208,7 @@ fn bfcl_calls_run_in_the_sandbox_on_the_replayed_state() {
     let python = spade_evals::venv_python();
     let items = spade_evals::load_items(&python, &["bfcl-mt".to_string()], 1, 0).unwrap();
     let base = items.iter().find(|i| i.item_id == "multi_turn_base_0").expect("BFCL's first base item");
+    crate::util::worker(); // the scorer finds it beside this test binary's folder
     let scorer = spade_evals::Scorer::new(&spade_evals::site_paths(&python).unwrap(), Default::default()).unwrap();
     let step = |executed: &[Vec<String>], reply: &str| scorer.bfcl_step(&base.meta, executed, reply).unwrap();
 

@@ -9,12 +9,10 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 use spade_model::candle_core::Device;
 use spade_model::{write_tiny_model, TinySpec};
-use spade_train::{
-    assign_advantages, read_agent, read_agent_arms, read_designer, AdamW, AdvantageConfig, DesignerGroup, LossAgg, Objective, Role, Sample,
-    StepConfig, Trainer,
-};
+use spade_train::{assign_advantages, AdamW, AdvantageConfig, DesignerGroup, LossAgg, Objective, Role, Sample, StepConfig, Trainer};
 
 use crate::util::{files_in, python, read_jsonl, root, stage, tmp, write_jsonl};
+use spade::{read_agent, read_designer};
 
 /// A deterministic generator (no dependency on a crate's stream).
 struct Lcg(u64);
@@ -113,7 +111,7 @@ fn write_batch(dir: &Path, model: &Path, seed: u64) -> (String, String, String) 
 }
 
 fn samples_of(r: &str, c: &str, s: &str, adv: &AdvantageConfig) -> Vec<Sample> {
-    let (mut all, _) = read_agent(&[r.to_string()]).unwrap();
+    let (mut all, _) = read_agent(&[r.to_string()], None).unwrap();
     all.extend(read_designer(&[c.to_string()], &[s.to_string()], DesignerGroup::Skill).unwrap().0);
     assign_advantages(all, adv).0
 }
@@ -160,7 +158,7 @@ fn agree(cfg: StepConfig, kl_ref: bool) {
     let conf_path = d.path().join("config.json");
     std::fs::write(&conf_path, conf.to_string()).unwrap();
     // The batch as the PyTorch script sees it: every sample before advantages (it computes them).
-    let (mut raw, _) = read_agent(std::slice::from_ref(&r)).unwrap();
+    let (mut raw, _) = read_agent(std::slice::from_ref(&r), None).unwrap();
     raw.extend(read_designer(std::slice::from_ref(&c), std::slice::from_ref(&s), DesignerGroup::Skill).unwrap().0);
     let raw_path = d.path().join("raw.json");
     std::fs::write(&raw_path, serde_json::to_string(&raw).unwrap()).unwrap();
@@ -617,7 +615,7 @@ fn an_external_trainer_gets_spades_plan_and_its_checkpoint_is_finished() {
     let plan: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&kept).unwrap()).unwrap();
     // The plan is spade's own batch: the samples with its advantages, its trainer's batches and weights.
     let samples = samples_of(&r, &c, &s, &AdvantageConfig::default());
-    let mine: Vec<Sample> = read_agent_arms(std::slice::from_ref(&r), Some(&["nohint"]))
+    let mine: Vec<Sample> = read_agent(std::slice::from_ref(&r), Some(&[spade_schema::Arm::NoHint]))
         .unwrap()
         .0
         .into_iter()

@@ -71,7 +71,7 @@ fn the_manifest_reader_takes_dependencies_not_dev_dependencies() {
 }
 
 /// No build-machine path is compiled into a library or stage: `env!("CARGO_MANIFEST_DIR")` only in
-/// tests, benches and test modules (the stages find their data through `spade_model::options::home`).
+/// tests, benches and test modules (the stages find their data through `spade_model::home`).
 #[test]
 fn no_build_machine_paths_in_production_code() {
     let mut offenders = Vec::new();

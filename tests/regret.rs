@@ -354,8 +354,8 @@ fn bad_rollouts_are_one_line_errors_and_nothing_is_written() {
     write_jsonl(&p("bad-arm.jsonl"), &[ep("a", "hint", 1.0), ep("a", "maybe", 1.0)]);
     write_jsonl(&p("no-return.jsonl"), &[json!({"env_id": "a", "arm": "hint"})]);
     for (f, msg) in [
-        ("bad-arm.jsonl", "bad-arm.jsonl: row 2: column `arm`: `maybe` is neither"),
-        ("no-return.jsonl", "no-return.jsonl: column `return`: missing"),
+        ("bad-arm.jsonl", "bad-arm.jsonl: row 2: column `arm`: unknown variant `maybe`, expected one of `hint`, `no-hint`, `nohint`"),
+        ("no-return.jsonl", "no-return.jsonl: row 1: column `return`: is null for an ok episode"),
     ] {
         let o = stage("spade-regret").arg(p(f)).arg("-o").arg(p("s.parquet")).arg("--memory-out").arg(p("m.parquet")).output().unwrap();
         let err = String::from_utf8(o.stderr).unwrap();

@@ -228,8 +228,7 @@ fn pool_from_memory_skips_bad_labels_and_errors_are_one_line() {
 }
 
 fn sandbox() -> Sandbox {
-    let worker = PathBuf::from(env!("CARGO_BIN_EXE_spade-sandbox-worker"));
-    Sandbox::new(SandboxConfig { jobs: 1, worker: Some(worker), ..Default::default() }).unwrap()
+    Sandbox::new(SandboxConfig { jobs: 1, worker: Some(crate::util::worker()), ..Default::default() }).unwrap()
 }
 
 fn spec_of(row: &Value) -> EnvSpec {

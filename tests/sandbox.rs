@@ -14,12 +14,10 @@ use std::time::{Duration, Instant};
 
 use spade_sandbox::{CallError, Limits, Sandbox, SandboxConfig, Status};
 
+use crate::util::worker;
+
 fn data(p: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sandbox").join(p)
-}
-
-fn worker() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_spade-sandbox-worker"))
 }
 
 pub fn test_limits() -> Limits {

@@ -115,7 +115,7 @@ fn a_killed_server_is_a_clear_error_and_finished_episodes_are_kept() {
     write_jsonl(&envs, &env_rows());
     let out = d.path().join("rollouts.jsonl");
     let spec = server.spec().to_string();
-    let child = Command::new(assert_cmd::cargo::cargo_bin("spade-rollout"))
+    let child = Command::new(crate::util::bin_dir().join("spade-rollout"))
         .args(rollout_args(&envs, &out, &["--server", &spec, "--server-retries", "1", "--concurrency", "1"]))
         .env_remove("SPADE_SERVER")
         .stdout(Stdio::null())

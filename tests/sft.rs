@@ -49,9 +49,9 @@ fn warm_up_prompts_are_the_designers_prompts() {
     let row = &read_jsonl(&out)[0];
     let model = spade_model::load(&model_dir, &Device::Cpu).unwrap();
     let templates = Templates::load(&default_prompts_dir()).unwrap();
-    let mut memory = spade_design::read_memory(&[pool.display().to_string()]).unwrap();
+    let mut memory = spade::envs::read_design_memory(&[pool.display().to_string()]).unwrap();
     spade_design::memory::set_env_ids(&mut memory, spade_sandbox::validate::env_id);
-    let doc = &spade_design::read_docs(&[docs_path.display().to_string()]).unwrap()[0];
+    let doc = &spade::envs::read_docs(&[docs_path.display().to_string()]).unwrap()[0];
     let spec = PromptSpec { setting: "games", hint_mode: spade_design::HintMode::Inline, examples: 1, negatives: 4 };
     let p = spade_design::group_prompt(&model, &templates, &spec, &memory, Some(doc), "pattern-recognition", "3/0/doc:d0", 8192 - 4).unwrap();
     assert!(p.ids == ids(&row["prompt_ids"]), "the shared function renders spade-design's prompt");

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use assert_cmd::Command;
 
@@ -10,8 +11,10 @@ use assert_cmd::Command;
 pub const STAGES: &[&str] =
     &["spade-sample-corpus", "spade-design", "spade-validate", "spade-rollout", "spade-regret", "spade-grpo-step", "spade-eval", "spade-sft"];
 
-/// A command for one of this package's binaries, with a clean environment for spade's variables.
+/// A command for one of this package's binaries, with a clean environment for spade's variables
+/// (and the sandbox worker built beside it, see [`worker`]).
 pub fn stage(name: &str) -> Command {
+    worker();
     let mut c = Command::cargo_bin(name).unwrap_or_else(|e| panic!("binary {name}: {e}"));
     for (k, _) in std::env::vars() {
         if k.starts_with("SPADE_") && k != "SPADE_PYTHON" {
@@ -83,7 +86,39 @@ pub fn tiny_model(dir: &Path, seed: u64, ctx: usize) -> PathBuf {
     dir.to_path_buf()
 }
 
-/// The folder holding this package's binaries as `cargo test` built them.
+/// The folder holding this package's binaries as `cargo test` built them, and the sandbox worker
+/// (see [`worker`]).
 pub fn bin_dir() -> PathBuf {
-    assert_cmd::cargo::cargo_bin("spade-design").parent().unwrap().to_path_buf()
+    worker().parent().unwrap().to_path_buf()
+}
+
+/// The sandbox worker, `spade-sandbox-worker`, beside the stage binaries (where they look for it).
+/// It is the binary of the `spade-worker` package, not of this one, so `cargo test -p spade` does
+/// not build it: built here once per test run, with the profile and target folder of this test
+/// binary (a no-op when `cargo test --workspace` built it already).
+pub fn worker() -> PathBuf {
+    static WORKER: OnceLock<PathBuf> = OnceLock::new();
+    WORKER
+        .get_or_init(|| {
+            let dir = assert_cmd::cargo::cargo_bin("spade-design").parent().unwrap().to_path_buf();
+            let profile = match dir.file_name().and_then(|n| n.to_str()) {
+                Some("debug") => "dev",
+                Some(p) => p,
+                None => panic!("no profile folder in {}", dir.display()),
+            };
+            let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+            let out = std::process::Command::new(cargo)
+                .args(["build", "--quiet", "-p", "spade-worker", "--bin", spade_sandbox::WORKER_BIN, "--profile", profile])
+                .arg("--target-dir")
+                .arg(dir.parent().unwrap())
+                .arg("--manifest-path")
+                .arg(root().join("Cargo.toml"))
+                .output()
+                .expect("running cargo to build the sandbox worker");
+            assert!(out.status.success(), "cargo build -p spade-worker failed:\n{}", String::from_utf8_lossy(&out.stderr));
+            let worker = dir.join(spade_sandbox::WORKER_BIN);
+            assert!(worker.is_file(), "cargo build -p spade-worker left no {}", worker.display());
+            worker
+        })
+        .clone()
 }

@@ -39,7 +39,7 @@ fn env_var(name: &str, default: usize) -> usize {
 }
 
 fn summary(stats: &PlayStats, outcomes: &[spade_rollout::EpisodeOutcome]) -> serde_json::Value {
-    let ok = outcomes.iter().filter(|o| o.status == "ok").count();
+    let ok = outcomes.iter().filter(|o| o.status == spade_schema::Status::Ok).count();
     let mut statuses = std::collections::BTreeMap::<String, usize>::new();
     for o in outcomes {
         *statuses.entry(o.status.to_string()).or_default() += 1;
@@ -104,9 +104,8 @@ fn main() {
     let model = margs.load().unwrap_or_else(|e| panic!("loading {}: {e} (run scripts/fetch-model.sh)", model_path.display()));
     let slots = env_var("SPADE_BENCH_SLOTS", 16);
     let policy = ModelPolicy { model: &model, params: SamplingParams { temperature: 1.0, max_batch: slots, ..Default::default() } };
-    let worker = std::env::var_os(spade_sandbox::WORKER_ENV)
-        .map(Into::into)
-        .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_BIN_EXE_spade-sandbox-worker")));
+    // SPADE_SANDBOX_WORKER, else beside target/release (`make bench` builds it: cargo build --release -p spade-worker).
+    let worker = spade_sandbox::find_worker().expect("spade-sandbox-worker: cargo build --release -p spade-worker");
     let sandbox = Sandbox::new(SandboxConfig { jobs: 2, worker: Some(worker), ..Default::default() }).expect("sandbox");
 
     let batched_cfg = PlayConfig { max_turns, max_new_tokens, concurrency: 256, env_threads: 8, ..Default::default() };
@@ -137,8 +136,7 @@ fn main() {
         let threads: usize = std::env::var("RAYON_NUM_THREADS").ok().and_then(|t| t.parse().ok()).unwrap_or(2);
         let local = spade_model::LocalServer::start(&server_bin, &model_path, "bench", slots, 2048, threads).expect("llama-server");
         let args = spade_model::ServerArgs { server_concurrency: slots, ..Default::default() };
-        let mut sm = model.clone();
-        sm.set_server(Some(std::sync::Arc::new(spade_model::Server::connect(local.spec(), &args).expect("server"))));
+        let sm = spade_model::ServedModel::new(model.clone(), spade_model::Server::connect(local.spec(), &args).expect("server"));
         let sp = ModelPolicy { model: &sm, params: policy.params.clone() };
         let t = Instant::now();
         match play(&envs, &specs, &sp, &sandbox, &batched_cfg, &mut |_| {}) {

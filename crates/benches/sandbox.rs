@@ -17,8 +17,10 @@ fn pct(v: &mut [f64], p: f64) -> f64 {
     v[i]
 }
 
+/// `SPADE_SANDBOX_WORKER`, else the worker beside `target/release` (`make bench` builds it first:
+/// it is the `spade-worker` package's binary, which `cargo bench` here does not build).
 fn worker() -> std::path::PathBuf {
-    std::env::var_os(spade_sandbox::WORKER_ENV).map(Into::into).unwrap_or_else(|| env!("CARGO_BIN_EXE_spade-sandbox-worker").into())
+    spade_sandbox::find_worker().expect("spade-sandbox-worker: cargo build --release -p spade-worker")
 }
 
 fn main() {

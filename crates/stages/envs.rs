@@ -3,49 +3,19 @@
 use std::path::Path;
 
 use anyhow::Context;
-use arrow::array::{Array, StringArray};
-use arrow::datatypes::DataType;
-use spade_io::TableReader;
+use spade_design::prompt::Document;
+use spade_design::{MemoryEntry, StoredEntry};
+use spade_io::read_rows;
 use spade_rollout::{EnvSpec, MemoryEnv, Setting};
-
-fn strs(b: &spade_io::Batch, name: &str) -> anyhow::Result<Option<StringArray>> {
-    Ok(b.opt_column(name, &DataType::Utf8)?.map(|a| a.as_any().downcast_ref::<StringArray>().expect("utf8").clone()))
-}
-
-fn get(a: &Option<StringArray>, i: usize) -> Option<String> {
-    a.as_ref().filter(|a| a.is_valid(i)).map(|a| a.value(i).to_string())
-}
+use spade_schema::{EnvRow, MemoryRow, DOCS, ENVS, MEMORY};
 
 /// Reads an `envs` table (`env_id`, `code`; `hint`, `skill`, `setting` used when present).
 pub fn read_envs(paths: &[String]) -> anyhow::Result<Vec<EnvSpec>> {
-    let mut out = Vec::new();
-    if paths.is_empty() {
-        return Ok(out);
-    }
-    for b in TableReader::open(paths)?.read_all()? {
-        let ids = b.required("env_id", &DataType::Utf8)?;
-        let ids = ids.as_any().downcast_ref::<StringArray>().expect("utf8");
-        let code = b.required("code", &DataType::Utf8)?;
-        let code = code.as_any().downcast_ref::<StringArray>().expect("utf8");
-        let (hint, skill, setting) = (strs(&b, "hint")?, strs(&b, "skill")?, strs(&b, "setting")?);
-        for i in 0..b.num_rows() {
-            if ids.is_null(i) {
-                return Err(b.row_error(i, "env_id", "is null").into());
-            }
-            if code.is_null(i) {
-                return Err(b.row_error(i, "code", "is null").into());
-            }
-            out.push(EnvSpec {
-                env_id: ids.value(i).to_string(),
-                code: code.value(i).to_string(),
-                hint: get(&hint, i),
-                skill: get(&skill, i),
-                setting: Setting::parse(get(&setting, i).as_deref()),
-                origin: "new",
-            });
-        }
-    }
-    Ok(out)
+    Ok(read_rows::<EnvRow, _>(paths, &ENVS)?.rows.into_iter().map(|e| spec(e.env_id, e.code, e.hint, e.skill, e.setting, "new")).collect())
+}
+
+fn spec(env_id: String, code: String, hint: Option<String>, skill: Option<String>, setting: Option<Setting>, origin: &'static str) -> EnvSpec {
+    EnvSpec { env_id, code, hint, skill, setting: setting.unwrap_or_default(), origin }
 }
 
 /// Reads a folder of seed `.py` files (header comments `# skill:`, `# setting:`, `# hint:`), each
@@ -59,17 +29,30 @@ pub fn read_envs_or_folder(path: &str) -> anyhow::Result<Vec<EnvSpec>> {
         anyhow::bail!("{path}: no .py environments in the folder");
     }
     spade_design::memory::set_env_ids(&mut entries, spade_sandbox::validate::env_id);
-    Ok(entries
-        .into_iter()
-        .map(|e| EnvSpec {
-            env_id: e.env_id,
-            setting: Setting::parse(e.setting.as_deref()),
-            code: e.code,
-            hint: e.hint,
-            skill: e.skill,
-            origin: "new",
-        })
-        .collect())
+    Ok(entries.into_iter().map(|e| spec(e.env_id, e.code, e.hint, e.skill, Some(Setting::parse(e.setting.as_deref())), "new")).collect())
+}
+
+/// The designer's memory: `memory` tables (Parquet/JSONL; `code` required, `env_id`, `hint`,
+/// `skill`, `setting`, `label`, `regret`, `nohint_win_rate` used when present), or folders (or
+/// single files) of seed `.py` environments, each labelled `seed`, no scores.
+pub fn read_design_memory(inputs: &[String]) -> anyhow::Result<Vec<MemoryEntry>> {
+    let mut out = Vec::new();
+    let mut tables = Vec::new();
+    for i in inputs {
+        if spade_design::memory::is_seed_input(i)? {
+            out.extend(spade_design::memory::read_seed_input(i)?);
+        } else {
+            tables.push(i.clone());
+        }
+    }
+    out.extend(read_rows::<StoredEntry, _>(&tables, &MEMORY)?.rows.into_iter().map(MemoryEntry::from));
+    Ok(out)
+}
+
+/// Documents (`doc_id`, `text`; `domain` used when present): a `docs` table as
+/// `spade-sample-corpus` writes it.
+pub fn read_docs(paths: &[String]) -> anyhow::Result<Vec<Document>> {
+    Ok(read_rows::<Document, _>(paths, &DOCS)?.rows)
 }
 
 /// Reads an environment memory, with what pool selection needs.
@@ -77,20 +60,14 @@ pub fn read_memory(paths: &[String]) -> anyhow::Result<Vec<MemoryEnv>> {
     if paths.is_empty() {
         return Ok(Vec::new());
     }
-    let m = spade_selfplay::Memory::from_batches(&TableReader::open(paths)?.read_all()?).context("reading --memory")?;
+    let stored = read_rows::<MemoryRow, _>(paths, &MEMORY).context("reading --memory")?;
+    let m = spade_selfplay::Memory::from_rows(stored.rows).map_err(|e| stored.origins.error(e)).context("reading --memory")?;
     Ok(m.entries()
         .iter()
         .map(|e| MemoryEnv {
-            env: EnvSpec {
-                env_id: e.env_id.clone(),
-                code: e.code.clone(),
-                hint: e.hint.clone(),
-                skill: e.skill.clone(),
-                setting: Setting::parse(e.setting.as_deref()),
-                origin: "memory",
-            },
+            env: spec(e.env_id.clone(), e.code.clone(), e.hint.clone(), e.skill.clone(), e.setting, "memory"),
             last_round: e.last_round,
-            label: e.label.clone(),
+            label: e.label,
         })
         .collect())
 }

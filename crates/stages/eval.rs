@@ -348,10 +348,11 @@ fn generation_seed(it: &Item, seed: u64, sample: usize, step: u64) -> u64 {
 
 /// Generate `--samples` responses per item with the model (bfcl-mt items: play their episodes).
 fn generate(args: &Args, items: &[Item], envs: &[spade_rollout::EnvSpec], temperature: f32, scorer: &Scorer) -> anyhow::Result<Vec<Answer>> {
-    let model = args.model.load_with_server(&args.server).with_context(|| format!("loading model {}", args.model.model_path().display()))?;
+    let generator = args.model.load_generator(&args.server).with_context(|| format!("loading model {}", args.model.model_path().display()))?;
+    let model = generator.model();
     let params = SamplingParams { temperature, max_new_tokens: args.max_tokens, max_batch: args.batch.max(1), ..SamplingParams::default() };
-    let mut out = play_bfcl(args, &model, items, &params, scorer)?;
-    out.extend(play_envs(args, &model, items, envs, &params)?);
+    let mut out = play_bfcl(args, &*generator, items, &params, scorer)?;
+    out.extend(play_envs(args, &*generator, items, envs, &params)?);
     let mut reqs = Vec::new();
     let mut keys = Vec::new();
     for (i, it) in items.iter().enumerate() {
@@ -372,14 +373,14 @@ fn generate(args: &Args, items: &[Item], envs: &[spade_rollout::EnvSpec], temper
     let reqs: Vec<GenerationRequest> = order.iter().map(|&i| reqs[i].clone()).collect();
     let keys: Vec<(usize, i32)> = order.iter().map(|&i| keys[i]).collect();
     let pb = args.common.progress(Some(reqs.len() as u64), "generating");
-    let gens = model.generate_with_progress(&reqs, &params, &mut |n| pb.inc(n as u64))?;
+    let gens = generator.generate_with_progress(&reqs, &params, &mut |n| pb.inc(n as u64))?;
     for (g, &(item, sample)) in gens.into_iter().zip(&keys) {
         out.push(Answer::new(item, sample, g.text));
     }
     pb.finish_and_clear();
     out.sort_by_key(|a| (a.item, a.sample));
-    if model.server().is_none() {
-        tracing::info!("{}", model.engine_stats());
+    if let Some(stats) = generator.engine_stats() {
+        tracing::info!("{stats}");
     }
     Ok(out)
 }
@@ -391,7 +392,7 @@ const ENVS: &str = "envs:";
 /// environments in the sandbox); each answer carries its verdict: the return, or the failure.
 fn play_envs(
     args: &Args,
-    model: &spade_model::Model,
+    model: &dyn spade_model::Generator,
     items: &[Item],
     envs: &[spade_rollout::EnvSpec],
     params: &SamplingParams,
@@ -429,7 +430,7 @@ fn play_envs(
         .into_iter()
         .map(|o| {
             let mut a = Answer::new(owner[o.spec.env], o.spec.episode as i32, o.transcript.to_string());
-            a.verdict = Some(ScoreOut { score: o.ret, status: o.status.clone(), extracted: None });
+            a.verdict = Some(ScoreOut { score: o.ret, status: o.status.to_string(), extracted: None });
             a
         })
         .collect())
@@ -438,7 +439,14 @@ fn play_envs(
 /// Play `--samples` BFCL multi-turn episodes per bfcl-mt item: every live episode takes one step
 /// per pass (its replies generated in batches, their calls decoded and executed in the sandbox),
 /// until each has played its turns, hit the step limit, or can go no further.
-fn play_bfcl(args: &Args, model: &spade_model::Model, items: &[Item], params: &SamplingParams, scorer: &Scorer) -> anyhow::Result<Vec<Answer>> {
+fn play_bfcl(
+    args: &Args,
+    generator: &dyn spade_model::Generator,
+    items: &[Item],
+    params: &SamplingParams,
+    scorer: &Scorer,
+) -> anyhow::Result<Vec<Answer>> {
+    let model = generator.model();
     let mut eps = Vec::new();
     for (i, it) in items.iter().enumerate().filter(|(_, it)| it.suite == "bfcl-mt") {
         for s in 0..args.samples {
@@ -478,7 +486,7 @@ fn play_bfcl(args: &Args, model: &spade_model::Model, items: &[Item], params: &S
                     GenerationRequest { prompt: p.clone(), seed }
                 })
                 .collect();
-            let gens = model.generate(&reqs, params)?;
+            let gens = generator.generate(&reqs, params)?;
             let steps: Vec<(&serde_json::Value, &[Vec<String>], &str)> =
                 part.iter().zip(&gens).map(|((e, _), g)| (&items[eps[*e].item].meta, eps[*e].executed(), g.text.as_str())).collect();
             let outs = scorer.bfcl_steps(&steps);

@@ -24,10 +24,7 @@ use clap::Parser;
 use serde::Serialize;
 use spade_cli::Common;
 use spade_train::external::ExternalStep;
-use spade_train::{
-    assign_advantages, read_agent_arms, read_designer, AdamW, AdvantageConfig, DesignerGroup, LossAgg, Norm, Objective, StepConfig, Trainer,
-    TrainerState,
-};
+use spade_train::{assign_advantages, AdamW, AdvantageConfig, DesignerGroup, LossAgg, Norm, Objective, StepConfig, Trainer, TrainerState};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -229,10 +226,13 @@ fn run(args: Args) -> anyhow::Result<()> {
     if !args.frozen_designer && !args.candidates.is_empty() && args.scores.is_empty() {
         anyhow::bail!("--candidates needs --scores (the designer rewards)");
     }
-    let arms: Vec<&str> = spade::parse_arms("--train-arms", &args.train_arms)?.into_iter().map(|a| a.as_str()).collect();
-    let (agent, agent_read) = read_agent_arms(&args.rollouts, Some(&arms))?;
-    let (designer, designer_read) =
-        if args.frozen_designer { (Vec::new(), Default::default()) } else { read_designer(&args.candidates, &args.scores, args.designer_group)? };
+    let arms = spade::parse_arms("--train-arms", &args.train_arms)?;
+    let (agent, agent_read) = spade::read_agent(&args.rollouts, Some(&arms))?;
+    let (designer, designer_read) = if args.frozen_designer {
+        (Vec::new(), Default::default())
+    } else {
+        spade::read_designer(&args.candidates, &args.scores, args.designer_group)?
+    };
     let designer_scale = args.designer_scale.factor(agent.len(), designer.len(), args.designer_interval, args.designer_scale_max);
     let adv_cfg = AdvantageConfig { agent_norm: args.agent_norm, designer_norm: args.designer_norm, designer_scale };
     let mut all = agent;

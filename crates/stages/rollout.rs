@@ -15,21 +15,15 @@
 #![forbid(unsafe_code)]
 
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, Context};
-use arrow::array::{
-    Array, ArrayRef, BooleanArray, Float32Array, Float32Builder, Float64Array, Int32Array, Int32Builder, Int64Array, ListBuilder, RecordBatch,
-    StringArray, UInt8Builder,
-};
-use arrow::datatypes::DataType;
 use clap::Parser;
 use serde::Serialize;
 use spade_cli::{Common, Shard};
 use spade_io::{TableReader, TableWriter, WriteMeta};
 use spade_rollout::seed::{env_hash, episode_seed};
-use spade_rollout::{EnvSpec, EpisodeOutcome, EpisodeSpec, ModelPolicy, PlayConfig, Templates};
+use spade_rollout::{EnvSpec, EpisodeOutcome, EpisodeSpec, ModelPolicy, PlayConfig, Stamp, Templates};
 use spade_sandbox::{Limits, Sandbox, SandboxConfig};
 use spade_schema::ROLLOUTS;
 
@@ -155,58 +149,15 @@ fn main() -> ExitCode {
 
 /// Distinct `env_id`s of a table (a matched run's rollouts).
 fn distinct_env_ids(paths: &[String]) -> anyhow::Result<usize> {
+    #[derive(serde::Deserialize)]
+    struct Played {
+        env_id: String,
+    }
     let mut ids = std::collections::HashSet::new();
     for b in TableReader::open(paths)?.read_all()? {
-        let c = b.required("env_id", &DataType::Utf8)?;
-        let c = c.as_any().downcast_ref::<StringArray>().expect("utf8");
-        ids.extend(c.iter().flatten().map(str::to_string));
+        ids.extend(b.rows::<Played>(&ROLLOUTS)?.into_iter().map(|p| p.env_id));
     }
     Ok(ids.len())
-}
-
-struct Stamp {
-    policy_version: i64,
-    round: i64,
-    step: i32,
-    temperature: f32,
-}
-
-fn rows_batch(rows: &[&EpisodeOutcome], envs: &[EnvSpec], st: &Stamp) -> RecordBatch {
-    let n = rows.len();
-    let s = |f: &dyn Fn(&EpisodeOutcome) -> Option<String>| -> ArrayRef { Arc::new(rows.iter().map(|r| f(r)).collect::<StringArray>()) };
-    let mut toks = ListBuilder::new(Int32Builder::new());
-    let mut mask = ListBuilder::new(UInt8Builder::new());
-    let mut lps = ListBuilder::new(Float32Builder::new());
-    for r in rows {
-        toks.values().append_slice(&r.token_ids.iter().map(|&t| t as i32).collect::<Vec<_>>());
-        toks.append(true);
-        mask.values().append_slice(&r.loss_mask);
-        mask.append(true);
-        lps.values().append_slice(&r.logprobs);
-        lps.append(true);
-    }
-    let cols: Vec<ArrayRef> = vec![
-        s(&|r| Some(r.env_id.clone())),
-        s(&|r| Some(r.spec.arm.as_str().to_string())),
-        Arc::new(Int32Array::from(rows.iter().map(|r| r.spec.episode as i32).collect::<Vec<_>>())),
-        Arc::new(Int64Array::from(rows.iter().map(|r| r.spec.seed as i64).collect::<Vec<_>>())),
-        Arc::new(Float64Array::from(rows.iter().map(|r| r.ret).collect::<Vec<_>>())),
-        Arc::new(Float64Array::from(rows.iter().map(|r| r.raw_return).collect::<Vec<_>>())),
-        Arc::new(BooleanArray::from(rows.iter().map(|r| r.success).collect::<Vec<_>>())),
-        Arc::new(Int32Array::from(rows.iter().map(|r| r.turns as i32).collect::<Vec<_>>())),
-        s(&|r| Some(r.status.clone())),
-        s(&|r| Some(r.termination.clone())),
-        Arc::new(toks.finish()),
-        Arc::new(mask.finish()),
-        Arc::new(lps.finish()),
-        s(&|r| Some(r.transcript.to_string())),
-        s(&|r| envs[r.spec.env].skill.clone()),
-        Arc::new(Int64Array::from(vec![st.policy_version; n])),
-        Arc::new(Int64Array::from(vec![st.round; n])),
-        Arc::new(Int32Array::from(vec![st.step; n])),
-        Arc::new(Float32Array::from(vec![st.temperature; n])),
-    ];
-    RecordBatch::try_new(ROLLOUTS.schema(), cols).expect("rollouts columns follow the contract")
 }
 
 fn run(args: Args) -> anyhow::Result<()> {
@@ -273,9 +224,9 @@ fn run(args: Args) -> anyhow::Result<()> {
     let mut outcomes = Vec::new();
     let mut stats = spade_rollout::PlayStats::default();
     if !specs.is_empty() {
-        let model = args.model.load_with_server(&args.server).with_context(|| format!("loading model {}", model_path.display()))?;
+        let generator = args.model.load_generator(&args.server).with_context(|| format!("loading model {}", model_path.display()))?;
         let policy = ModelPolicy {
-            model: &model,
+            model: &*generator,
             params: spade_model::SamplingParams {
                 temperature: args.model.temperature,
                 top_p: args.top_p,
@@ -302,8 +253,8 @@ fn run(args: Args) -> anyhow::Result<()> {
             finished.push(o.clone());
         });
         pb.finish_and_clear();
-        if model.server().is_none() {
-            tracing::info!("{}", model.engine_stats());
+        if let Some(stats) = generator.engine_stats() {
+            tracing::info!("{stats}");
         }
         match played {
             Ok((o, s)) => {
@@ -329,13 +280,13 @@ fn run(args: Args) -> anyhow::Result<()> {
 
     let mut per_arm = serde_json::Map::new();
     for &arm in &arms {
-        let ok: Vec<&EpisodeOutcome> = outcomes.iter().filter(|o| o.spec.arm == arm && o.status == "ok").collect();
+        let ok: Vec<&EpisodeOutcome> = outcomes.iter().filter(|o| o.spec.arm == arm && o.status == spade_schema::Status::Ok).collect();
         let mean = if ok.is_empty() { None } else { Some(ok.iter().map(|o| o.ret).sum::<f64>() / ok.len() as f64) };
         per_arm.insert(arm.as_str().into(), serde_json::json!({"ok": ok.len(), "mean_return": mean}));
     }
     let mut statuses = std::collections::BTreeMap::<String, usize>::new();
     for o in &outcomes {
-        *statuses.entry(o.status.clone()).or_default() += 1;
+        *statuses.entry(o.status.to_string()).or_default() += 1;
     }
     let secs = start.elapsed().as_secs_f64();
     tracing::info!(
@@ -367,8 +318,8 @@ fn run(args: Args) -> anyhow::Result<()> {
 fn write_rows(path: &str, outcomes: &[EpisodeOutcome], pool: &[EnvSpec], stamp: &Stamp, meta: &WriteMeta) -> anyhow::Result<usize> {
     let mut w = TableWriter::create(path, ROLLOUTS.schema(), meta)?;
     for chunk in outcomes.chunks(256) {
-        let refs: Vec<&EpisodeOutcome> = chunk.iter().collect();
-        w.write(&rows_batch(&refs, pool, stamp))?;
+        let rows: Vec<_> = chunk.iter().map(|o| o.row(pool[o.spec.env].skill.clone(), stamp)).collect();
+        w.write(&ROLLOUTS.batch(&rows).map_err(anyhow::Error::msg)?)?;
     }
     w.finish().with_context(|| format!("writing {path}"))
 }

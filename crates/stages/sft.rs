@@ -24,8 +24,9 @@ use anyhow::{bail, Context};
 use arrow::array::AsArray;
 use clap::Parser;
 use serde::Serialize;
+use spade::envs::{read_design_memory, read_docs};
 use spade_cli::Common;
-use spade_design::memory::{read_memory, set_env_ids, MemoryEntry};
+use spade_design::memory::{set_env_ids, MemoryEntry};
 use spade_design::prompt::{default_prompts_dir, Document, HintMode, PromptSpec, Templates};
 use spade_design::warmup::{pairs, split, supervised_sequence, target_text};
 use spade_io::{TableWriter, WriteMeta};
@@ -171,7 +172,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     if !matches!(args.setting.as_str(), "games" | "tool-use") {
         bail!("--setting must be games or tool-use");
     }
-    let mut pool: Vec<MemoryEntry> = read_memory(&args.pool).with_context(|| format!("--pool {}", args.pool.join(" ")))?;
+    let mut pool: Vec<MemoryEntry> = read_design_memory(&args.pool).with_context(|| format!("--pool {}", args.pool.join(" ")))?;
     set_env_ids(&mut pool, spade_sandbox::validate::env_id);
     pool.retain(|e| e.setting.as_deref().unwrap_or("games") == args.setting);
     // One copy of each environment (a grown pool may hold an environment twice).
@@ -180,7 +181,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     if pool.is_empty() {
         bail!("--pool holds no environment of the {} setting", args.setting);
     }
-    let docs: Vec<Document> = spade_design::read_docs(&args.docs)?;
+    let docs: Vec<Document> = read_docs(&args.docs)?;
     if docs.is_empty() {
         bail!("--docs holds no document");
     }

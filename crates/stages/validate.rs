@@ -15,18 +15,18 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
-use arrow::array::{Array, ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray, UInt32Array};
-use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use arrow::array::RecordBatch;
 use clap::Parser;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use spade_cli::Common;
 use spade_io::{TableReader, TableWriter, WriteMeta};
 use spade_sandbox::validate::{self, Candidate, CheckConfig, Setting, Stage, Verdict};
 use spade_sandbox::{Limits, Sandbox, SandboxConfig};
+use spade_schema::{EnvRow, RejectRow};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -170,10 +170,17 @@ fn read_folder(files: &[PathBuf]) -> anyhow::Result<Input> {
     Ok(Input { rows, carried: None })
 }
 
-fn strings(b: &spade_io::Batch, name: &str) -> anyhow::Result<Option<Vec<Option<String>>>> {
-    let Some(arr) = b.opt_column(name, &DataType::Utf8)? else { return Ok(None) };
-    let arr = arr.as_any().downcast_ref::<StringArray>().context("string column")?;
-    Ok(Some((0..arr.len()).map(|i| (!arr.is_null(i)).then(|| arr.value(i).to_string())).collect()))
+/// The columns of an input row validate reads (a candidates, envs or memory table).
+#[derive(Deserialize)]
+struct InRow {
+    code: Option<String>,
+    final_code: Option<String>,
+    solver: Option<String>,
+    hint: Option<String>,
+    skill: Option<String>,
+    setting: Option<String>,
+    candidate_id: Option<String>,
+    source: Option<String>,
 }
 
 fn read_table(inputs: &[String]) -> anyhow::Result<Input> {
@@ -186,21 +193,16 @@ fn read_table(inputs: &[String]) -> anyhow::Result<Input> {
     let batches = reader.read_all()?;
     let mut rows = Vec::new();
     for b in &batches {
-        let n = b.num_rows();
-        let col = |name: &str| -> anyhow::Result<Vec<Option<String>>> { Ok(strings(b, name)?.unwrap_or_else(|| vec![None; n])) };
-        let (code, final_code) = (col("code")?, col("final_code")?);
-        let (hint, skill, setting, cid, source) = (col("hint")?, col("skill")?, col("setting")?, col("candidate_id")?, col("source")?);
-        let solver = col("solver")?;
-        for i in 0..n {
-            let (code, in_code) = validate::split_solver_opt(final_code[i].as_deref().or(code[i].as_deref()));
+        for r in b.rows::<InRow>(&spade_schema::CANDIDATES)? {
+            let (code, in_code) = validate::split_solver_opt(r.final_code.as_deref().or(r.code.as_deref()));
             rows.push(Row {
                 code,
-                solver: solver[i].clone().filter(|x| !x.trim().is_empty()).or(in_code),
-                hint: hint[i].clone(),
-                skill: skill[i].clone(),
-                setting: setting[i].clone(),
-                candidate_id: cid[i].clone(),
-                source: source[i].clone(),
+                solver: r.solver.filter(|x| !x.trim().is_empty()).or(in_code),
+                hint: r.hint,
+                skill: r.skill,
+                setting: r.setting,
+                candidate_id: r.candidate_id,
+                source: r.source,
             });
         }
     }
@@ -209,46 +211,40 @@ fn read_table(inputs: &[String]) -> anyhow::Result<Input> {
     Ok(Input { rows, carried: Some(carried) })
 }
 
-fn str_col(v: Vec<Option<String>>) -> ArrayRef {
-    Arc::new(StringArray::from(v))
+/// Validate's own columns of an `envs` row, after the contract's.
+#[derive(Serialize, Deserialize)]
+struct EnvExtras {
+    class_name: Option<String>,
+    probe_episodes: i64,
+    probe_wins: i64,
+    probe_max_turns: i64,
+    solver: Option<String>,
+    solver_episodes: Option<i64>,
+    solver_wins: Option<i64>,
 }
 
-/// Build one output table: the contract's columns, validate's extras, then the input's other
-/// columns carried through for the selected rows.
-fn build(
+/// Validate's own columns of a `rejects` row, after the contract's.
+#[derive(Serialize, Deserialize)]
+struct RejectExtras {
+    source: Option<String>,
+    class_name: Option<String>,
+    solver: Option<String>,
+    solver_episodes: Option<i64>,
+    solver_wins: Option<i64>,
+}
+
+/// One output table: the contract's rows, validate's extras, then the input's other columns
+/// carried through for the selected rows.
+fn build<R: Serialize, E: Serialize + serde::de::DeserializeOwned>(
     contract: &spade_schema::Table,
-    extras: &[(Field, ArrayRef)],
-    own: Vec<(&'static str, ArrayRef)>,
+    rows: &[R],
+    extras: &[E],
     carried: Option<&RecordBatch>,
     idx: &[usize],
 ) -> anyhow::Result<RecordBatch> {
-    let mut fields: Vec<Field> = Vec::new();
-    let mut cols: Vec<ArrayRef> = Vec::new();
-    for c in contract.columns {
-        let arr = own
-            .iter()
-            .find(|(n, _)| *n == c.name)
-            .map(|(_, a)| a.clone())
-            .unwrap_or_else(|| arrow::array::new_null_array(&c.ty.data_type(), idx.len()));
-        fields.push(c.field());
-        cols.push(arr);
-    }
-    for (f, a) in extras {
-        fields.push(f.clone());
-        cols.push(a.clone());
-    }
-    if let Some(batch) = carried {
-        let take = UInt32Array::from(idx.iter().map(|&i| i as u32).collect::<Vec<_>>());
-        for (f, col) in batch.schema().fields().iter().zip(batch.columns()) {
-            if fields.iter().any(|g| g.name() == f.name()) {
-                continue;
-            }
-            fields.push(Field::new(f.name(), f.data_type().clone(), true));
-            cols.push(arrow::compute::take(col.as_ref(), &take, None)?);
-        }
-    }
-    let schema: SchemaRef = Arc::new(Schema::new(fields));
-    Ok(RecordBatch::try_new_with_options(schema, cols, &arrow::array::RecordBatchOptions::new().with_row_count(Some(idx.len())))?)
+    let base = contract.batch(rows).map_err(anyhow::Error::msg)?;
+    let extras = spade_schema::traced_batch(extras).map_err(anyhow::Error::msg)?;
+    Ok(spade_io::widen(&base, &[&extras], carried.map(|c| (c, idx)))?)
 }
 
 fn write(path: &str, batch: &RecordBatch, meta: &WriteMeta) -> anyhow::Result<usize> {
@@ -325,59 +321,65 @@ fn run(args: Args) -> anyhow::Result<()> {
     let known: Vec<(String, String)> = if args.known.is_empty() {
         Vec::new()
     } else {
-        spade_design::memory::read_memory(&args.known)?.into_iter().map(|e| (format!("known environment {}", e.env_id), e.code)).collect()
+        spade::envs::read_design_memory(&args.known)?.into_iter().map(|e| (format!("known environment {}", e.env_id), e.code)).collect()
     };
     validate::mark_duplicates(&codes, &mut verdicts, &labels, &known);
 
     let (pass, fail): (Vec<usize>, Vec<usize>) = (0..n).partition(|&i| verdicts[i].passed());
     let rows = &input.rows;
-    let pick = |idx: &[usize], f: &dyn Fn(&Row) -> Option<String>| str_col(idx.iter().map(|&i| f(&rows[i])).collect());
-    let env_ids = |idx: &[usize]| str_col(idx.iter().map(|&i| rows[i].code.as_deref().map(validate::env_id)).collect());
-    let setting = |r: &Row| Some(Setting::parse(r.setting.as_deref()).as_str().to_string());
-    let common_cols = |idx: &[usize]| -> Vec<(&'static str, ArrayRef)> {
-        vec![
-            ("candidate_id", pick(idx, &|r| r.candidate_id.clone())),
-            ("env_id", env_ids(idx)),
-            ("code", pick(idx, &|r| r.code.clone())),
-            ("hint", pick(idx, &|r| r.hint.clone())),
-            ("skill", pick(idx, &|r| r.skill.clone())),
-            ("setting", pick(idx, &setting)),
-            ("source", pick(idx, &|r| r.source.clone())),
-        ]
-    };
-    let class_col = |idx: &[usize]| str_col(idx.iter().map(|&i| verdicts[i].class_name.clone()).collect());
-    let int = |idx: &[usize], f: &dyn Fn(&Verdict) -> i64| -> ArrayRef {
-        Arc::new(Int64Array::from(idx.iter().map(|&i| f(&verdicts[i])).collect::<Vec<_>>()))
-    };
-    let opt_int = |idx: &[usize], f: &dyn Fn(&validate::SolverStats) -> i64| -> ArrayRef {
-        Arc::new(Int64Array::from(idx.iter().map(|&i| verdicts[i].solver.as_deref().map(f)).collect::<Vec<_>>()))
-    };
-    let solver_extras = |idx: &[usize]| -> Vec<(Field, ArrayRef)> {
-        vec![
-            (Field::new("solver", DataType::Utf8, true), pick(idx, &|r| r.solver.clone())),
-            (Field::new("solver_episodes", DataType::Int64, true), opt_int(idx, &|s| s.episodes as i64)),
-            (Field::new("solver_wins", DataType::Int64, true), opt_int(idx, &|s| s.wins as i64)),
-        ]
-    };
-    let mut env_extras: Vec<(Field, ArrayRef)> = vec![
-        (Field::new("class_name", DataType::Utf8, true), class_col(&pass)),
-        (Field::new("probe_episodes", DataType::Int64, false), int(&pass, &|v| v.probe.episodes as i64)),
-        (Field::new("probe_wins", DataType::Int64, false), int(&pass, &|v| v.probe.wins as i64)),
-        (Field::new("probe_max_turns", DataType::Int64, false), int(&pass, &|v| v.probe.max_episode_turns as i64)),
-    ];
-    env_extras.extend(solver_extras(&pass));
-    let envs = build(&spade_schema::ENVS, &env_extras, common_cols(&pass), input.carried.as_ref(), &pass)?;
-    let mut rej_own = common_cols(&fail);
-    rej_own.push(("stage", str_col(fail.iter().map(|&i| Some(verdicts[i].stage.as_str().to_string())).collect())));
-    rej_own.push(("status", str_col(fail.iter().map(|&i| Some(verdicts[i].status.as_str().to_string())).collect())));
-    rej_own.push(("error", str_col(fail.iter().map(|&i| Some(verdicts[i].error.clone())).collect())));
-    rej_own.push(("validity", Arc::new(Float64Array::from(fail.iter().map(|&i| verdicts[i].validity).collect::<Vec<_>>()))));
-    let mut rej_extras: Vec<(Field, ArrayRef)> = vec![
-        (Field::new("source", DataType::Utf8, true), pick(&fail, &|r| r.source.clone())),
-        (Field::new("class_name", DataType::Utf8, true), class_col(&fail)),
-    ];
-    rej_extras.extend(solver_extras(&fail));
-    let rejects = build(&spade_schema::REJECTS, &rej_extras, rej_own, input.carried.as_ref(), &fail)?;
+    let setting = |r: &Row| Some(Setting::parse(r.setting.as_deref()));
+    let solver_count = |i: usize, f: &dyn Fn(&validate::SolverStats) -> u32| verdicts[i].solver.as_deref().map(|s| f(s) as i64);
+    let env_rows: Vec<EnvRow> = pass
+        .iter()
+        .map(|&i| EnvRow {
+            candidate_id: rows[i].candidate_id.clone(),
+            env_id: rows[i].code.as_deref().map(validate::env_id).unwrap_or_default(),
+            code: rows[i].code.clone().unwrap_or_default(),
+            hint: rows[i].hint.clone(),
+            skill: rows[i].skill.clone(),
+            setting: setting(&rows[i]),
+            source: rows[i].source.clone(),
+        })
+        .collect();
+    let env_extras: Vec<EnvExtras> = pass
+        .iter()
+        .map(|&i| EnvExtras {
+            class_name: verdicts[i].class_name.clone(),
+            probe_episodes: verdicts[i].probe.episodes as i64,
+            probe_wins: verdicts[i].probe.wins as i64,
+            probe_max_turns: verdicts[i].probe.max_episode_turns as i64,
+            solver: rows[i].solver.clone(),
+            solver_episodes: solver_count(i, &|s| s.episodes),
+            solver_wins: solver_count(i, &|s| s.wins),
+        })
+        .collect();
+    let envs = build(&spade_schema::ENVS, &env_rows, &env_extras, input.carried.as_ref(), &pass)?;
+    let reject_rows: Vec<RejectRow> = fail
+        .iter()
+        .map(|&i| RejectRow {
+            candidate_id: rows[i].candidate_id.clone(),
+            env_id: rows[i].code.as_deref().map(validate::env_id),
+            code: rows[i].code.clone(),
+            hint: rows[i].hint.clone(),
+            skill: rows[i].skill.clone(),
+            setting: setting(&rows[i]),
+            stage: verdicts[i].stage.as_str().to_string(),
+            status: verdicts[i].status.as_str().to_string(),
+            error: verdicts[i].error.clone(),
+            validity: verdicts[i].validity,
+        })
+        .collect();
+    let reject_extras: Vec<RejectExtras> = fail
+        .iter()
+        .map(|&i| RejectExtras {
+            source: rows[i].source.clone(),
+            class_name: verdicts[i].class_name.clone(),
+            solver: rows[i].solver.clone(),
+            solver_episodes: solver_count(i, &|s| s.episodes),
+            solver_wins: solver_count(i, &|s| s.wins),
+        })
+        .collect();
+    let rejects = build(&spade_schema::REJECTS, &reject_rows, &reject_extras, input.carried.as_ref(), &fail)?;
 
     let config = spade_cli::config_json(&args);
     let meta = |table: &str| WriteMeta {

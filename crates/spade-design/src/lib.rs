@@ -9,16 +9,16 @@ pub mod memory;
 pub mod parse;
 pub mod prompt;
 pub mod rows;
+pub mod session;
 pub mod warmup;
 
-pub use memory::{choose_examples, choose_negatives, read_memory, MemoryEntry};
+pub use memory::{choose_examples, choose_negatives, MemoryEntry, StoredEntry};
 pub use parse::{parse_response, Parsed};
 pub use prompt::{
     default_skills, design_prompt, group_prompt, Document, HintMode, Prompt, PromptInfo, PromptInputs, PromptSpec, Templates, DEFAULT_SKILLS,
     TOOL_USE_SKILLS,
 };
-pub use rows::{candidate_id, candidates_batch, sample_seed, CandidateRow};
-pub use warmup::read_docs;
+pub use rows::{candidate_id, sample_seed, CandidateRow};
 
 use sha2::{Digest, Sha256};
 
@@ -33,11 +33,7 @@ pub enum Error {
     #[error("{0}")]
     Invalid(String),
     #[error(transparent)]
-    Table(#[from] spade_io::Error),
-    #[error(transparent)]
     Model(#[from] spade_model::Error),
-    #[error(transparent)]
-    Arrow(#[from] arrow::error::ArrowError),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -4,9 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use arrow::array::{Array, AsArray};
-use arrow::datatypes::{DataType, Float64Type};
-use spade_io::TableReader;
+use serde::Deserialize;
+use spade_schema::Label;
 
 use crate::{hash_hex, Error, Result};
 
@@ -18,8 +17,7 @@ pub struct MemoryEntry {
     pub hint: Option<String>,
     pub skill: Option<String>,
     pub setting: Option<String>,
-    /// `seed`, `too-easy`, `too-hard`, `leak`, `failing`, `none`.
-    pub label: String,
+    pub label: Label,
     pub regret: Option<f64>,
     pub nohint_win_rate: Option<f64>,
     /// The reference solver (`solve(observations)`), when the environment has one.
@@ -96,26 +94,21 @@ pub fn strip_header(code: &str) -> String {
     s
 }
 
-/// Reads a memory: `memory` tables (Parquet/JSONL; `code` required, `env_id`, `hint`, `skill`,
-/// `setting`, `label`, `regret`, `nohint_win_rate` used when present), or folders of seed `.py`
-/// environments (each labelled `seed`, no scores).
-pub fn read_memory(inputs: &[String]) -> Result<Vec<MemoryEntry>> {
-    let mut out = Vec::new();
-    let mut tables = Vec::new();
-    for i in inputs {
-        let p = Path::new(i);
-        if p.is_dir() && has_py(p)? {
-            out.extend(read_seed_folder(p)?);
-        } else if p.is_file() && p.extension().is_some_and(|e| e == "py") {
-            out.push(read_seed_file(p)?);
-        } else {
-            tables.push(i.clone());
-        }
+/// Whether `input` names seed `.py` environments (a folder holding some, or one `.py` file) rather
+/// than a table.
+pub fn is_seed_input(input: &str) -> Result<bool> {
+    let p = Path::new(input);
+    Ok((p.is_dir() && has_py(p)?) || (p.is_file() && p.extension().is_some_and(|e| e == "py")))
+}
+
+/// The entries of seed `.py` input (a folder, or one file), each labelled `seed`, no scores.
+pub fn read_seed_input(input: &str) -> Result<Vec<MemoryEntry>> {
+    let p = Path::new(input);
+    if p.is_dir() {
+        read_seed_folder(p)
+    } else {
+        Ok(vec![read_seed_file(p)?])
     }
-    if !tables.is_empty() {
-        out.extend(read_memory_tables(&tables)?);
-    }
-    Ok(out)
 }
 
 fn has_py(dir: &Path) -> Result<bool> {
@@ -149,7 +142,7 @@ pub fn read_seed_file(p: &Path) -> Result<MemoryEntry> {
         skill: header(&code, "skill"),
         setting: header(&code, "setting"),
         code,
-        label: "seed".into(),
+        label: Label::Seed,
         regret: None,
         nohint_win_rate: None,
         solver,
@@ -166,41 +159,38 @@ pub fn set_env_ids(entries: &mut [MemoryEntry], f: impl Fn(&str) -> String) {
     }
 }
 
-fn read_memory_tables(paths: &[String]) -> Result<Vec<MemoryEntry>> {
-    let reader = TableReader::open(paths)?;
-    reader.require(&[("code", DataType::Utf8)])?;
-    let mut out = Vec::new();
-    for b in reader {
-        let b = b?;
-        let code = b.required("code", &DataType::Utf8)?;
-        let code = code.as_string::<i32>();
-        let s = |name: &str| -> Result<Option<arrow::array::ArrayRef>> { Ok(b.opt_column(name, &DataType::Utf8)?) };
-        let f = |name: &str| -> Result<Option<arrow::array::ArrayRef>> { Ok(b.opt_column(name, &DataType::Float64)?) };
-        let (env_id, hint, skill, setting, label) = (s("env_id")?, s("hint")?, s("skill")?, s("setting")?, s("label")?);
-        let solver = s("solver")?;
-        let (regret, wr) = (f("regret")?, f("nohint_win_rate")?);
-        let get = |a: &Option<arrow::array::ArrayRef>, i: usize| -> Option<String> {
-            a.as_ref().and_then(|a| (!a.is_null(i)).then(|| a.as_string::<i32>().value(i).to_string()))
-        };
-        let getf = |a: &Option<arrow::array::ArrayRef>, i: usize| -> Option<f64> {
-            a.as_ref().and_then(|a| (!a.is_null(i)).then(|| a.as_primitive::<Float64Type>().value(i)))
-        };
-        for i in 0..b.num_rows() {
-            let c = code.value(i).to_string();
-            out.push(MemoryEntry {
-                env_id: get(&env_id, i).unwrap_or_else(|| hash_hex(&["seed-file", &c])),
-                hint: get(&hint, i).or_else(|| header(&c, "hint")),
-                skill: get(&skill, i).or_else(|| header(&c, "skill")),
-                setting: get(&setting, i).or_else(|| header(&c, "setting")),
-                label: get(&label, i).unwrap_or_else(|| "none".into()),
-                regret: getf(&regret, i).filter(|x| x.is_finite()),
-                nohint_win_rate: getf(&wr, i).filter(|x| x.is_finite()),
-                solver: get(&solver, i),
-                code: c,
-            });
+/// The columns of a `memory` (or `envs`) row the designer reads: `code`, and `env_id`, `hint`,
+/// `skill`, `setting`, `label`, `regret`, `nohint_win_rate` and a `solver` column when present.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct StoredEntry {
+    pub env_id: Option<String>,
+    pub code: String,
+    pub hint: Option<String>,
+    pub skill: Option<String>,
+    pub setting: Option<String>,
+    pub label: Option<Label>,
+    pub regret: Option<f64>,
+    pub nohint_win_rate: Option<f64>,
+    pub solver: Option<String>,
+}
+
+impl From<StoredEntry> for MemoryEntry {
+    /// A stored entry; what the row leaves out comes from the code's header comments, and an
+    /// entry without `env_id` gets the code's hash (as a seed file does).
+    fn from(r: StoredEntry) -> MemoryEntry {
+        let c = r.code;
+        MemoryEntry {
+            env_id: r.env_id.unwrap_or_else(|| hash_hex(&["seed-file", &c])),
+            hint: r.hint.or_else(|| header(&c, "hint")),
+            skill: r.skill.or_else(|| header(&c, "skill")),
+            setting: r.setting.or_else(|| header(&c, "setting")),
+            label: r.label.unwrap_or_default(),
+            regret: r.regret.filter(|x| x.is_finite()),
+            nohint_win_rate: r.nohint_win_rate.filter(|x| x.is_finite()),
+            solver: r.solver,
+            code: c,
         }
     }
-    Ok(out)
 }
 
 /// Up to `n` seed examples for a prompt asking for `skill` in `setting`.
@@ -211,7 +201,7 @@ fn read_memory_tables(paths: &[String]) -> Result<Vec<MemoryEntry>> {
 /// different documents see different examples when regrets are equal, and the choice is
 /// deterministic.
 pub fn choose_examples<'a>(memory: &'a [MemoryEntry], skill: &str, setting: &str, n: usize, tie_key: &str) -> Vec<&'a MemoryEntry> {
-    let seeds: Vec<&MemoryEntry> = memory.iter().filter(|e| e.label == "seed").collect();
+    let seeds: Vec<&MemoryEntry> = memory.iter().filter(|e| e.label == Label::Seed).collect();
     let same = |a: &Option<String>, b: &str| a.as_deref().is_some_and(|x| x.eq_ignore_ascii_case(b));
     let tier = |e: &MemoryEntry| match (same(&e.skill, skill), same(&e.setting, setting) || (e.setting.is_none() && setting == "games")) {
         (true, true) => 0,
@@ -239,7 +229,7 @@ pub fn choose_examples<'a>(memory: &'a [MemoryEntry], skill: &str, setting: &str
 pub fn choose_negatives<'a>(memory: &'a [MemoryEntry], skill: &str, n: usize, tie_key: &str) -> Vec<&'a MemoryEntry> {
     let mut v: Vec<(u8, f64, String, &MemoryEntry)> = memory
         .iter()
-        .filter(|e| e.label == "too-easy" || e.label == "too-hard")
+        .filter(|e| matches!(e.label, Label::TooEasy | Label::TooHard))
         .map(|e| {
             let same = e.skill.as_deref().is_some_and(|s| s.eq_ignore_ascii_case(skill));
             let extreme = e.nohint_win_rate.map(|w| (w - 0.5).abs()).unwrap_or(0.0);
@@ -252,11 +242,11 @@ pub fn choose_negatives<'a>(memory: &'a [MemoryEntry], skill: &str, n: usize, ti
     let mut out: Vec<&MemoryEntry> = Vec::new();
     while out.len() < n {
         let unused = |e: &MemoryEntry| !out.iter().any(|o| o.env_id == e.env_id);
-        let want_other = out.last().map(|l| l.label.clone());
+        let want_other = out.last().map(|l| l.label);
         let pick = sorted
             .iter()
             .copied()
-            .find(|e| unused(e) && want_other.as_ref().is_none_or(|l| &e.label != l))
+            .find(|e| unused(e) && want_other.is_none_or(|l| e.label != l))
             .or_else(|| sorted.iter().copied().find(|e| unused(e)));
         match pick {
             Some(e) => out.push(e),
@@ -277,7 +267,7 @@ mod tests {
             hint: Some("h".into()),
             skill: Some(skill.into()),
             setting: Some(setting.into()),
-            label: label.into(),
+            label: label.parse().unwrap(),
             regret,
             nohint_win_rate: wr,
             solver: None,
@@ -331,6 +321,6 @@ mod tests {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/seed-envs");
         let m = read_seed_folder(&dir).unwrap();
         assert!(m.len() >= 6);
-        assert!(m.iter().all(|e| e.label == "seed" && e.skill.is_some() && e.hint.is_some() && e.class_name().is_some()));
+        assert!(m.iter().all(|e| e.label == Label::Seed && e.skill.is_some() && e.hint.is_some() && e.class_name().is_some()));
     }
 }

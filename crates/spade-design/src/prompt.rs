@@ -27,13 +27,13 @@ pub const TEMPLATE_FILES: &[&str] = &[
 pub const DEFAULT_PROMPTS_RELPATH: &str = "data/prompts";
 
 /// The default prompt folder: `./data/prompts` when it exists, else spade's home's
-/// ([`spade_model::options::home`]).
+/// ([`spade_model::home`]).
 pub fn default_prompts_dir() -> PathBuf {
     let local = PathBuf::from(DEFAULT_PROMPTS_RELPATH);
     if local.is_dir() {
         return local;
     }
-    spade_model::options::home().join(DEFAULT_PROMPTS_RELPATH)
+    spade_model::home().join(DEFAULT_PROMPTS_RELPATH)
 }
 
 /// The default seed environments folder: `./data/seed-envs` when it exists, else spade's home's.
@@ -42,7 +42,7 @@ pub fn default_seed_dir() -> PathBuf {
     if local.is_dir() {
         return local;
     }
-    spade_model::options::home().join("data/seed-envs")
+    spade_model::home().join("data/seed-envs")
 }
 
 /// The compiled prompt templates of one folder.
@@ -144,7 +144,7 @@ pub fn skill_description(skill: &str) -> Option<&'static str> {
 }
 
 /// The document a prompt is grounded on.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 pub struct Document {
     pub doc_id: String,
     pub domain: Option<String>,
@@ -317,7 +317,7 @@ pub fn design_prompt(model: &Model, t: &Templates, inputs: &PromptInputs, budget
             .map(|e| NegativeCtx {
                 class_name: class_name(&e.code).unwrap_or_else(|| "Env".into()),
                 skill: e.skill.clone().unwrap_or_else(|| "unknown".into()),
-                label: e.label.clone(),
+                label: e.label.to_string(),
                 win_rate: e.nohint_win_rate,
                 hint: e.hint.clone(),
             })

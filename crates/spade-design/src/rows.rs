@@ -1,11 +1,6 @@
 //! `candidates` rows: ids, per-sample seeds and the Arrow batch in the CANDIDATES contract.
 
-use std::sync::Arc;
-
-use arrow::array::{ArrayRef, Float32Builder, Int32Builder, Int64Builder, ListBuilder, RecordBatch, StringBuilder};
-use spade_schema::CANDIDATES;
-
-use crate::{hash_hex, Result};
+use crate::hash_hex;
 
 /// Key of a document in ids: its `doc_id`, or `#i` (its index) when prompts have no document.
 pub fn doc_key(doc_id: Option<&str>, index: usize) -> String {
@@ -24,149 +19,7 @@ pub fn sample_seed(seed: u64, round: u64, doc_key: &str, sample: usize, purpose:
     u64::from_str_radix(&h, 16).expect("hex")
 }
 
-/// One designer sample, every column of the `candidates` contract.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct CandidateRow {
-    pub candidate_id: String,
-    pub round: i64,
-    pub doc_id: Option<String>,
-    pub sample: i32,
-    pub skill: String,
-    pub setting: String,
-    pub code: Option<String>,
-    pub final_code: Option<String>,
-    pub hint: Option<String>,
-    pub skill_tags: Vec<String>,
-    pub parse_error: Option<String>,
-    pub env_id: Option<String>,
-    pub attempts: i32,
-    pub prompt_ids: Vec<u32>,
-    pub response_ids: Vec<u32>,
-    pub response_logprobs: Vec<f32>,
-    pub response_text: String,
-    pub finish: String,
-    pub repair_errors: Option<Vec<String>>,
-    pub hint_prompt_ids: Option<Vec<u32>>,
-    pub hint_response_ids: Option<Vec<u32>>,
-    pub hint_response_logprobs: Option<Vec<f32>>,
-    pub hint_temperature: Option<f32>,
-    pub policy_version: i64,
-    pub temperature: f32,
-}
-
-fn tokens(rows: &[CandidateRow], f: impl Fn(&CandidateRow) -> Option<&Vec<u32>>) -> ArrayRef {
-    let mut b = ListBuilder::new(Int32Builder::new());
-    for r in rows {
-        match f(r) {
-            Some(v) => {
-                b.values().append_slice(&v.iter().map(|&x| x as i32).collect::<Vec<_>>());
-                b.append(true);
-            }
-            None => b.append(false),
-        }
-    }
-    Arc::new(b.finish())
-}
-
-fn floats(rows: &[CandidateRow], f: impl Fn(&CandidateRow) -> Option<&Vec<f32>>) -> ArrayRef {
-    let mut b = ListBuilder::new(Float32Builder::new());
-    for r in rows {
-        match f(r) {
-            Some(v) => {
-                b.values().append_slice(v);
-                b.append(true);
-            }
-            None => b.append(false),
-        }
-    }
-    Arc::new(b.finish())
-}
-
-fn strs(rows: &[CandidateRow], f: impl Fn(&CandidateRow) -> Option<&Vec<String>>) -> ArrayRef {
-    let mut b = ListBuilder::new(StringBuilder::new());
-    for r in rows {
-        match f(r) {
-            Some(v) => {
-                for s in v {
-                    b.values().append_value(s);
-                }
-                b.append(true);
-            }
-            None => b.append(false),
-        }
-    }
-    Arc::new(b.finish())
-}
-
-fn text(rows: &[CandidateRow], f: impl Fn(&CandidateRow) -> Option<&str>) -> ArrayRef {
-    let mut b = StringBuilder::new();
-    for r in rows {
-        b.append_option(f(r));
-    }
-    Arc::new(b.finish())
-}
-
-/// The rows as one batch with [`CANDIDATES`]' schema.
-pub fn candidates_batch(rows: &[CandidateRow]) -> Result<RecordBatch> {
-    let schema = CANDIDATES.schema();
-    let mut cols: Vec<ArrayRef> = Vec::new();
-    for field in schema.fields() {
-        let a: ArrayRef = match field.name().as_str() {
-            "candidate_id" => text(rows, |r| Some(&r.candidate_id)),
-            "round" => {
-                let mut b = Int64Builder::new();
-                rows.iter().for_each(|r| b.append_value(r.round));
-                Arc::new(b.finish())
-            }
-            "doc_id" => text(rows, |r| r.doc_id.as_deref()),
-            "sample" => {
-                let mut b = Int32Builder::new();
-                rows.iter().for_each(|r| b.append_value(r.sample));
-                Arc::new(b.finish())
-            }
-            "skill" => text(rows, |r| Some(&r.skill)),
-            "setting" => text(rows, |r| Some(&r.setting)),
-            "code" => text(rows, |r| r.code.as_deref()),
-            "final_code" => text(rows, |r| r.final_code.as_deref()),
-            "hint" => text(rows, |r| r.hint.as_deref()),
-            "skill_tags" => strs(rows, |r| Some(&r.skill_tags)),
-            "parse_error" => text(rows, |r| r.parse_error.as_deref()),
-            "env_id" => text(rows, |r| r.env_id.as_deref()),
-            "attempts" => {
-                let mut b = Int32Builder::new();
-                rows.iter().for_each(|r| b.append_value(r.attempts));
-                Arc::new(b.finish())
-            }
-            "prompt_ids" => tokens(rows, |r| Some(&r.prompt_ids)),
-            "response_ids" => tokens(rows, |r| Some(&r.response_ids)),
-            "response_logprobs" => floats(rows, |r| Some(&r.response_logprobs)),
-            "response_text" => text(rows, |r| Some(&r.response_text)),
-            "finish" => text(rows, |r| Some(&r.finish)),
-            "repair_errors" => strs(rows, |r| r.repair_errors.as_ref()),
-            "hint_prompt_ids" => tokens(rows, |r| r.hint_prompt_ids.as_ref()),
-            "hint_response_ids" => tokens(rows, |r| r.hint_response_ids.as_ref()),
-            "hint_response_logprobs" => floats(rows, |r| r.hint_response_logprobs.as_ref()),
-            "hint_temperature" => {
-                let mut b = Float32Builder::new();
-                rows.iter().for_each(|r| b.append_option(r.hint_temperature));
-                Arc::new(b.finish())
-            }
-            "policy_version" => {
-                let mut b = Int64Builder::new();
-                rows.iter().for_each(|r| b.append_value(r.policy_version));
-                Arc::new(b.finish())
-            }
-            "temperature" => {
-                let mut b = Float32Builder::new();
-                rows.iter().for_each(|r| b.append_value(r.temperature));
-                Arc::new(b.finish())
-            }
-            other => return Err(crate::Error::Invalid(format!("candidates column `{other}` has no builder"))),
-        };
-        cols.push(a);
-    }
-    Ok(RecordBatch::try_new(schema, cols)?)
-}
+pub use spade_schema::CandidateRow;
 
 #[cfg(test)]
 mod tests {
@@ -189,7 +42,7 @@ mod tests {
             CandidateRow {
                 candidate_id: "a".into(),
                 skill: "s".into(),
-                setting: "games".into(),
+                setting: spade_schema::Setting::Games,
                 attempts: 1,
                 finish: "eos".into(),
                 ..Default::default()
@@ -197,7 +50,7 @@ mod tests {
             CandidateRow {
                 candidate_id: "b".into(),
                 skill: "s".into(),
-                setting: "games".into(),
+                setting: spade_schema::Setting::Games,
                 attempts: 2,
                 code: Some("c".into()),
                 response_ids: vec![1, 2],
@@ -209,8 +62,8 @@ mod tests {
                 ..Default::default()
             },
         ];
-        let b = candidates_batch(&rows).unwrap();
+        let b = spade_schema::CANDIDATES.batch(&rows).unwrap();
         assert_eq!(b.num_rows(), 2);
-        assert_eq!(b.schema(), CANDIDATES.schema());
+        assert_eq!(b.schema(), spade_schema::CANDIDATES.schema());
     }
 }

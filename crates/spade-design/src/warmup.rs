@@ -5,39 +5,10 @@
 
 use std::collections::BTreeSet;
 
-use arrow::array::{Array, AsArray};
-use arrow::datatypes::DataType;
-use spade_io::TableReader;
-
 use crate::memory::{strip_header, MemoryEntry};
 use crate::prompt::Document;
 use crate::{hash_hex, Result};
 use spade_model::{Message, Model};
-
-/// Reads documents (`doc_id`, `text`; `domain` used when present): a `docs` table as
-/// `spade-sample-corpus` writes it.
-pub fn read_docs(paths: &[String]) -> Result<Vec<Document>> {
-    let reader = TableReader::open(paths)?;
-    reader.require(&[("doc_id", DataType::Utf8), ("text", DataType::Utf8)])?;
-    let mut out = Vec::new();
-    for b in reader {
-        let b = b?;
-        let id = b.required("doc_id", &DataType::Utf8)?;
-        let text = b.required("text", &DataType::Utf8)?;
-        let domain = b.opt_column("domain", &DataType::Utf8)?;
-        for i in 0..b.num_rows() {
-            if id.is_null(i) || text.is_null(i) {
-                return Err(b.row_error(i, if id.is_null(i) { "doc_id" } else { "text" }, "is null").into());
-            }
-            out.push(Document {
-                doc_id: id.as_string::<i32>().value(i).to_string(),
-                domain: domain.as_ref().and_then(|d| (!d.is_null(i)).then(|| d.as_string::<i32>().value(i).to_string())),
-                text: text.as_string::<i32>().value(i).to_string(),
-            });
-        }
-    }
-    Ok(out)
-}
 
 /// The corpus domains whose documents ground environments of a default skill (documents of any
 /// domain serve a skill outside the table).
@@ -169,7 +140,7 @@ mod tests {
             hint: Some("Think first.".into()),
             skill: Some(skill.into()),
             setting: Some("games".into()),
-            label: "seed".into(),
+            label: spade_schema::Label::Seed,
             regret: None,
             nohint_win_rate: None,
             solver: None,

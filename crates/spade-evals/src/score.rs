@@ -86,7 +86,7 @@ fn shell_quote(p: &str) -> anyhow::Result<String> {
 impl Scorer {
     /// Start the sandbox workers with `site_paths` importable.
     pub fn new(site_paths: &[PathBuf], cfg: ScorerConfig) -> anyhow::Result<Scorer> {
-        let worker = spade_sandbox::find_worker().context("sandbox worker (cargo build --bin spade-sandbox-worker)")?;
+        let worker = spade_sandbox::find_worker().context("sandbox worker (cargo build -p spade-worker)")?;
         let site: Vec<String> = site_paths.iter().map(|p| p.to_string_lossy().into_owned()).collect();
         let dir = tempfile::Builder::new().prefix("spade-eval-").tempdir()?;
         let launcher = dir.path().join("worker.sh");

@@ -11,8 +11,8 @@
 mod read;
 mod write;
 
-pub use read::{expand_inputs, Batch, Input, TableReader};
-pub use write::{write_batches, TableWriter, WriteMeta};
+pub use read::{expand_inputs, read_rows, Batch, Input, Origins, Rows, TableReader};
+pub use write::{widen, write_batches, TableWriter, WriteMeta};
 
 use std::path::Path;
 

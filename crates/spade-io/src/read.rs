@@ -6,10 +6,13 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use arrow::array::{new_null_array, Array, ArrayRef, RecordBatch};
+use arrow::array::{new_null_array, Array, ArrayRef, RecordBatch, RecordBatchOptions};
 use arrow::compute::{cast_with_options, CastOptions};
-use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use arrow::datatypes::{DataType, Field, FieldRef, Schema, SchemaRef};
 use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
+use serde::de::DeserializeOwned;
+use serde_arrow::schema::{SchemaLike, TracingOptions};
+use spade_schema::Table;
 
 use crate::{Error, Format, Result};
 
@@ -123,10 +126,106 @@ impl Batch {
         Ok(arr)
     }
 
+    /// The batch's rows as `R`, read by `table`'s contract: each field of `R` is the column of its
+    /// name, cast to the contract's type (a column the contract does not name is read as it is).
+    /// `R` may be a table's row struct or a smaller struct with just the columns a reader uses; an
+    /// `Option` field may be absent from the table. A missing required column, a null in a required
+    /// column or a value `R` cannot hold is an error naming the file (and the row).
+    pub fn rows<R: DeserializeOwned>(&self, table: &Table) -> Result<Vec<R>> {
+        let opts = TracingOptions::default().allow_null_fields(true).enums_without_data_as_strings(true);
+        let traced = Vec::<FieldRef>::from_type::<R>(opts)
+            .map_err(|e| Error::Format { path: self.origin.to_string(), msg: format!("cannot read rows: {e}") })?;
+        let mut fields = Vec::new();
+        let mut cols = Vec::new();
+        for f in &traced {
+            let name = f.name();
+            // An absent column is left to `R`: an `Option` or `#[serde(default)]` field takes it,
+            // any other is a "missing" error below.
+            let Some(arr) = self.batch.column_by_name(name) else {
+                continue;
+            };
+            let arr = match table.column(name) {
+                Some(c) => self.column(name, &c.ty.data_type())?,
+                None => arr.clone(),
+            };
+            if !f.is_nullable() && arr.null_count() > 0 {
+                let row = (0..arr.len()).find(|&i| arr.is_null(i)).unwrap_or(0);
+                return Err(self.row_error(row, name, "is null"));
+            }
+            fields.push(Field::new(name, arr.data_type().clone(), true));
+            cols.push(arr);
+        }
+        let schema = Arc::new(Schema::new(fields));
+        let opts = RecordBatchOptions::new().with_row_count(Some(self.num_rows()));
+        let batch = RecordBatch::try_new_with_options(schema, cols, &opts)
+            .map_err(|e| Error::Format { path: self.origin.to_string(), msg: e.to_string() })?;
+        serde_arrow::from_record_batch(&batch).map_err(|e| {
+            // serde_arrow's message: `Error: deserialization failed: WHY (data_type: …, field: "$.COLUMN")`.
+            let text = e.to_string();
+            let column = text.split("field: \"$.").nth(1).and_then(|t| t.split('"').next()).unwrap_or("?").to_string();
+            let why = text.trim_start_matches("Error: ").trim_start_matches("deserialization failed: ");
+            let why = why.rfind(" (").map_or(why, |i| &why[..i]).to_string();
+            if let Some(missing) = why.strip_prefix("missing field `").and_then(|m| m.strip_suffix('`')) {
+                return Error::Column { path: self.origin.to_string(), column: missing.to_string(), msg: "missing".into() };
+            }
+            // The first row that does not read on its own.
+            match (0..batch.num_rows()).find(|&i| serde_arrow::from_record_batch::<Vec<R>>(&batch.slice(i, 1)).is_err()) {
+                Some(row) => self.row_error(row, &column, why),
+                None => Error::Column { path: self.origin.to_string(), column, msg: why },
+            }
+        })
+    }
+
+    /// Where this batch's rows came from, for errors about them.
+    pub fn origins(&self) -> Origins {
+        Origins { spans: vec![(0, self.origin.clone(), self.first_row)] }
+    }
+
     /// An error about row `row` (within this batch) of column `column`.
     pub fn row_error(&self, row: usize, column: &str, msg: impl Into<String>) -> Error {
         Error::Row { path: self.origin.to_string(), row: self.first_row + row + 1, column: column.to_string(), msg: msg.into() }
     }
+}
+
+/// Rows read from any number of batches, with where each came from.
+#[derive(Debug, Clone)]
+pub struct Rows<R> {
+    pub rows: Vec<R>,
+    pub origins: Origins,
+}
+
+/// Where each of a list of rows came from: file and row, for errors a library reports by index.
+#[derive(Debug, Clone, Default)]
+pub struct Origins {
+    /// (index of the span's first row in the list, file, that row's index in its file).
+    spans: Vec<(usize, Arc<str>, usize)>,
+}
+
+impl Origins {
+    /// A library's error about row `e.index`, naming the file and the row within it.
+    pub fn error(&self, e: spade_schema::RowError) -> Error {
+        match self.spans.iter().rev().find(|(start, _, _)| *start <= e.index) {
+            Some((start, path, first)) => {
+                Error::Row { path: path.to_string(), row: first + e.index - start + 1, column: e.column.into(), msg: e.msg }
+            }
+            None => Error::Usage(e.to_string()),
+        }
+    }
+}
+
+/// Every row of the tables `args` name (none for no argument), read as `R` by `table`'s contract
+/// ([`Batch::rows`]).
+pub fn read_rows<R: DeserializeOwned, S: AsRef<str>>(args: &[S], table: &Table) -> Result<Rows<R>> {
+    let mut out = Rows { rows: Vec::new(), origins: Origins::default() };
+    if args.is_empty() {
+        return Ok(out);
+    }
+    for b in TableReader::open(args)? {
+        let b = b?;
+        out.origins.spans.push((out.rows.len(), b.origin.clone(), b.first_row));
+        out.rows.extend(b.rows::<R>(table)?);
+    }
+    Ok(out)
 }
 
 fn is_int(t: &DataType) -> bool {
@@ -496,5 +595,45 @@ fn read_jsonl_batch(path: &str, lines: &mut Box<dyn BufRead>, schema: &SchemaRef
             }
             Err(Error::Format { path: path.to_string(), msg: batch_err })
         }
+    }
+}
+
+#[cfg(test)]
+mod rows_tests {
+    use arrow::array::{Int64Array, StringArray};
+    use serde::Deserialize;
+    use spade_schema::{Arm, ROLLOUTS};
+
+    use super::*;
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    struct Play {
+        env_id: String,
+        arm: Arm,
+        episode: i32,
+        status: Option<String>,
+    }
+
+    fn batch(cols: Vec<(&str, ArrayRef)>) -> Batch {
+        Batch { batch: RecordBatch::try_from_iter(cols).unwrap(), origin: "r.parquet".into(), first_row: 10 }
+    }
+
+    #[test]
+    fn rows_are_read_by_the_contract_and_errors_name_file_row_and_column() {
+        let env: ArrayRef = Arc::new(StringArray::from(vec!["a", "b"]));
+        // Int64 where the contract says int32: cast, as columns are.
+        let ep: ArrayRef = Arc::new(Int64Array::from(vec![0, 1]));
+        let b = batch(vec![("env_id", env.clone()), ("arm", Arc::new(StringArray::from(vec!["hint", "nohint"]))), ("episode", ep.clone())]);
+        let rows: Vec<Play> = b.rows(&ROLLOUTS).unwrap();
+        assert_eq!(rows[1], Play { env_id: "b".into(), arm: Arm::NoHint, episode: 1, status: None });
+
+        let e = batch(vec![("env_id", env.clone()), ("episode", ep.clone())]).rows::<Play>(&ROLLOUTS).unwrap_err();
+        assert_eq!(e.to_string(), "r.parquet: column `arm`: missing");
+        let arm: ArrayRef = Arc::new(StringArray::from(vec![Some("hint"), None]));
+        let e = batch(vec![("env_id", env.clone()), ("arm", arm), ("episode", ep.clone())]).rows::<Play>(&ROLLOUTS).unwrap_err();
+        assert_eq!(e.to_string(), "r.parquet: row 12: column `arm`: is null");
+        let arm: ArrayRef = Arc::new(StringArray::from(vec!["hint", "sometimes"]));
+        let e = batch(vec![("env_id", env), ("arm", arm), ("episode", ep)]).rows::<Play>(&ROLLOUTS).unwrap_err().to_string();
+        assert_eq!(e, "r.parquet: row 12: column `arm`: unknown variant `sometimes`, expected one of `hint`, `no-hint`, `nohint`");
     }
 }

@@ -4,9 +4,10 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use arrow::array::RecordBatch;
-use arrow::datatypes::SchemaRef;
+use arrow::array::{ArrayRef, RecordBatch, RecordBatchOptions, UInt32Array};
+use arrow::datatypes::{Field, Schema, SchemaRef};
 use arrow::json::writer::{LineDelimited, WriterBuilder};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
@@ -184,4 +185,32 @@ pub fn write_batches(path: &str, schema: SchemaRef, batches: &[RecordBatch], met
         w.write(b)?;
     }
     w.finish()
+}
+
+/// `base`'s columns, then those of each of `extras`, then the columns of `carried` (its rows at
+/// `take`, in that order) whose names are not yet there, made nullable: a stage's contract columns,
+/// its own extra columns, and its input's other columns carried through.
+pub fn widen(base: &RecordBatch, extras: &[&RecordBatch], carried: Option<(&RecordBatch, &[usize])>) -> Result<RecordBatch> {
+    let mut fields: Vec<Field> = base.schema().fields().iter().map(|f| f.as_ref().clone()).collect();
+    let mut cols: Vec<ArrayRef> = base.columns().to_vec();
+    for b in extras {
+        for (f, c) in b.schema().fields().iter().zip(b.columns()) {
+            if !fields.iter().any(|g| g.name() == f.name()) {
+                fields.push(f.as_ref().clone());
+                cols.push(c.clone());
+            }
+        }
+    }
+    if let Some((batch, take)) = carried {
+        let take = UInt32Array::from(take.iter().map(|&i| i as u32).collect::<Vec<_>>());
+        for (f, col) in batch.schema().fields().iter().zip(batch.columns()) {
+            if fields.iter().any(|g| g.name() == f.name()) {
+                continue;
+            }
+            fields.push(Field::new(f.name(), f.data_type().clone(), true));
+            cols.push(arrow::compute::take(col.as_ref(), &take, None).map_err(|e| Error::Usage(e.to_string()))?);
+        }
+    }
+    let opts = RecordBatchOptions::new().with_row_count(Some(base.num_rows()));
+    RecordBatch::try_new_with_options(Arc::new(Schema::new(fields)), cols, &opts).map_err(|e| Error::Usage(e.to_string()))
 }

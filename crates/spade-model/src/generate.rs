@@ -101,8 +101,8 @@ pub(crate) fn prefill_chunk(batch: usize, heads: usize, length: usize) -> usize 
 pub const ENGINE_ENV: &str = "SPADE_ENGINE";
 
 impl Model {
-    /// Generate continuations of many prompts: through the attached server
-    /// ([`Model::set_server`]) if any, else with the model's inference representation.
+    /// Generate continuations of many prompts with the model's inference representation (the
+    /// embedded [`Generator`](crate::Generator); a server is another, `ServedModel`).
     pub fn generate(&self, requests: &[GenerationRequest], params: &SamplingParams) -> Result<Vec<Generation>> {
         self.generate_with_progress(requests, params, &mut |_| {})
     }
@@ -114,14 +114,7 @@ impl Model {
         params: &SamplingParams,
         done: &mut dyn FnMut(usize),
     ) -> Result<Vec<Generation>> {
-        match self.server() {
-            Some(s) => {
-                let out = s.generate(self, requests, params)?;
-                done(out.len());
-                Ok(out)
-            }
-            None => self.generate_repr_with(self.inference_repr(), requests, params, done),
-        }
+        self.generate_repr_with(self.inference_repr(), requests, params, done)
     }
 
     /// Generate in a chosen representation (F32 gives log-probs equal to the trainer's).
@@ -263,8 +256,8 @@ impl Model {
     }
 
     /// A generation from its sampled tokens (a final EOS token included when `finish` is Eos):
-    /// the text is decoded without the EOS token and cut before a stop string. Both backends
-    /// finish here.
+    /// the text is decoded without the EOS token and cut before a stop string. Every generator
+    /// finishes here (the server backend's too).
     pub(crate) fn finish_generation(
         &self,
         tokens: Vec<u32>,

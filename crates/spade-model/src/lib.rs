@@ -1,6 +1,18 @@
 //! Model runtime on candle: loading (GGUF, HF folders), tokenizer and chat template, batched
 //! generation, scoring, and a trainable forward sharing one weight set.
 //!
+//! Generation has one entry point, the [`Generator`] trait: [`Model`] is the embedded one (the
+//! engine); the rest of the crate never reaches outside the process. Two features add what
+//! programs need around it:
+//!
+//! - `server`: the HTTP client of an OpenAI-compatible completions server serving the same model,
+//!   and its [`Generator`], `ServedModel` (`server`; `LocalServer` runs llama-server for tests).
+//! - `cli`: the stages' command-line options (`options`: `ModelArgs`; `ServerArgs` become flags
+//!   too), and with `server` the loader of a stage's generator, `ModelArgs::load_generator`.
+//!
+//! Neither is imported by the core modules (model, generate, engine, blocks, score, ops, …): the
+//! arrows go from `options` and `server` to the core, never back.
+//!
 //! ```no_run
 //! use spade_model::{load, GenerationRequest, Message, SamplingParams, Repr};
 //! let mut model = load(std::path::Path::new("model.gguf"), &candle_core::Device::Cpu)?;
@@ -19,12 +31,16 @@ pub mod config;
 pub mod engine;
 pub mod error;
 pub mod generate;
+pub mod generator;
 pub mod load;
 pub mod model;
 mod ops;
+#[cfg(feature = "cli")]
 pub mod options;
 pub mod score;
+#[cfg(feature = "server")]
 pub mod server;
+pub mod setup;
 pub mod tiny;
 pub mod tokenizer;
 pub mod weights;
@@ -36,11 +52,15 @@ pub use config::{Family, ModelConfig};
 pub use engine::{EngineStats, KvStore};
 pub use error::{Error, Result};
 pub use generate::{FinishReason, Generation, GenerationRequest, SamplingParams};
+pub use generator::Generator;
 pub use load::{load, load_gguf, load_hf_folder};
 pub use model::{Batch, KvCache, Model, Repr};
-pub use options::{default_model_path, ModelArgs, MODEL_ENV, THREADS_ENV};
+#[cfg(feature = "cli")]
+pub use options::ModelArgs;
 pub use score::{add_store, add_tensor, Checkpointed, GradBuffers};
-pub use server::{LocalServer, Server, ServerArgs, ServerSpec, SERVER_ENV};
+#[cfg(feature = "server")]
+pub use server::{LocalServer, ServedModel, Server, ServerArgs, ServerSpec, SERVER_ENV};
+pub use setup::{default_model_path, home, parse_device, set_threads, HOME_ENV, MODEL_ENV, THREADS_ENV};
 pub use tiny::{tiny_model, write_tiny_model, TinySpec};
 pub use tokenizer::Tokenizer;
 pub use weights::Weights;

@@ -302,8 +302,6 @@ pub struct Model {
     /// The same storage outside the graph: f32 inference (generation, scoring without gradient).
     frozen: Stack,
     fast: Option<(Repr, Stack)>,
-    /// Generation through a server instead of the weights ([`Model::set_server`]).
-    server: Option<Arc<crate::server::Server>>,
     /// Keys and values of finished sequences, for prompts that extend them (the engine's).
     pub(crate) kv_store: Arc<std::sync::Mutex<crate::engine::KvStore>>,
     /// Whether `kv_store` keeps entries across generate calls ([`Model::set_prefix_cache`]).
@@ -362,7 +360,6 @@ impl Model {
             dense,
             frozen,
             fast: None,
-            server: None,
             kv_store: Default::default(),
             keep_prefixes: false,
             kv_budget: DEFAULT_KV_BUDGET,
@@ -403,18 +400,6 @@ impl Model {
     /// Where the model was loaded from.
     pub fn source(&self) -> &str {
         &self.source
-    }
-
-    /// Make [`Model::generate`] go through an OpenAI-compatible server serving this model
-    /// (None: back to the weights). Tokenizer, chat template and context length stay this
-    /// model's.
-    pub fn set_server(&mut self, server: Option<Arc<crate::server::Server>>) {
-        self.server = server;
-    }
-
-    /// The server generation goes through, if any.
-    pub fn server(&self) -> Option<&crate::server::Server> {
-        self.server.as_deref()
     }
 
     /// The representation generation uses.

@@ -1,86 +1,20 @@
 //! Shared command-line model options (`--model`, `--device`, `--threads`, `--temperature`,
-//! `--repr`) and the environment variables they read, named once here.
+//! `--repr`, `--kv-budget`) and the loaders the stages call (the `cli` feature). With the `server`
+//! feature, `ModelArgs::load_generator` gives the stage's `Generator`: the embedded model, or the
+//! `--server` (`ServerArgs`) serving it.
+//!
+//! The environment variables, the default model and spade's home are the core's
+//! ([`crate::setup`]); they are re-exported here for the stages that name them through `options`.
 
 use std::path::PathBuf;
 
 use candle_core::Device;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
+#[cfg(feature = "server")]
+use crate::generator::Generator;
 use crate::model::{Model, Repr};
-
-/// Environment variable naming the default model (a .gguf file or a model folder).
-pub const MODEL_ENV: &str = "SPADE_MODEL";
-/// Environment variable for the number of compute threads.
-pub const THREADS_ENV: &str = "SPADE_THREADS";
-/// The default model, relative to the repository root (fetched by `scripts/fetch-model.sh`).
-pub const DEFAULT_MODEL_RELPATH: &str = "models/smollm2-135m-instruct/SmolLM2-135M-Instruct.Q4_1.gguf";
-
-/// The default model's path: `$SPADE_MODEL`, else the fetched GGUF under `./models/`, else
-/// under this source tree's repository root.
-pub fn default_model_path() -> PathBuf {
-    if let Ok(p) = std::env::var(MODEL_ENV) {
-        if !p.is_empty() {
-            return PathBuf::from(p);
-        }
-    }
-    let local = PathBuf::from(DEFAULT_MODEL_RELPATH);
-    if local.exists() {
-        return local;
-    }
-    home().join(DEFAULT_MODEL_RELPATH)
-}
-
-/// The variable naming where spade's data lives.
-pub const HOME_ENV: &str = "SPADE_HOME";
-
-/// spade's home: the folder whose `data/` (prompts, seed environments), `models/` (the fetched
-/// default model) and `.venv/` the stages fall back to when the current folder has none.
-/// `$SPADE_HOME` when set; else the first folder above the running program that holds
-/// `data/prompts` (a build in the repository, `<repo>/target/release/spade-design`), or holds it
-/// under `share/spade` (an install, `<prefix>/bin/spade-design`: `make install` copies the data to
-/// `<prefix>/share/spade`); else the current folder. Nothing of the build machine is compiled in.
-pub fn home() -> PathBuf {
-    if let Some(h) = std::env::var_os(HOME_ENV).filter(|h| !h.is_empty()) {
-        return PathBuf::from(h);
-    }
-    if let Ok(exe) = std::env::current_exe() {
-        for dir in exe.ancestors().skip(1) {
-            if dir.join("data/prompts").is_dir() {
-                return dir.to_path_buf();
-            }
-            let share = dir.join("share/spade");
-            if share.join("data/prompts").is_dir() {
-                return share;
-            }
-        }
-    }
-    PathBuf::from(".")
-}
-
-/// Parse `cpu` or `cuda:N` (`cuda` = `cuda:0`).
-pub fn parse_device(s: &str) -> Result<Device> {
-    let s = s.trim().to_ascii_lowercase();
-    if s == "cpu" {
-        return Ok(Device::Cpu);
-    }
-    let ord = match s.strip_prefix("cuda") {
-        Some("") => 0,
-        Some(rest) => {
-            rest.strip_prefix(':').and_then(|n| n.parse::<usize>().ok()).ok_or_else(|| Error::Invalid(format!("bad device {s:?} (cpu | cuda:N)")))?
-        }
-        None => return Err(Error::Invalid(format!("bad device {s:?} (cpu | cuda:N)"))),
-    };
-    Device::new_cuda(ord).map_err(|e| Error::Invalid(format!("device cuda:{ord}: {e}")))
-}
-
-/// Set the number of compute threads. Must run before the first tensor operation (candle reads
-/// `RAYON_NUM_THREADS` once for its pool).
-pub fn set_threads(n: usize) {
-    if n > 0 {
-        // Edition 2021: set_var is safe; call it before other threads start.
-        std::env::set_var("RAYON_NUM_THREADS", n.to_string());
-    }
-}
+pub use crate::setup::{default_model_path, home, parse_device, set_threads, DEFAULT_MODEL_RELPATH, HOME_ENV, MODEL_ENV, THREADS_ENV};
 
 /// Model options shared by every stage that loads a model (flatten into a command's args).
 #[derive(Debug, Clone, PartialEq, clap::Args)]
@@ -155,11 +89,11 @@ impl ModelArgs {
         Ok(m)
     }
 
-    /// [`ModelArgs::load`], then generate through `--server` when it is given.
-    pub fn load_with_server(&self, server: &crate::server::ServerArgs) -> Result<Model> {
-        let mut m = self.load()?;
-        server.attach(&mut m)?;
-        Ok(m)
+    /// [`ModelArgs::load`], then the generator: the model itself, or with `--server` the server
+    /// serving it (connected and checked; [`crate::server::ServerArgs::generator`]).
+    #[cfg(feature = "server")]
+    pub fn load_generator(&self, server: &crate::server::ServerArgs) -> Result<Box<dyn Generator>> {
+        server.generator(self.load()?)
     }
 
     /// Load for training: f32 only, no inference copy.
@@ -191,8 +125,8 @@ mod tests {
         assert!(c.model.device().unwrap().is_cpu());
         let d = Cli::try_parse_from(["x"]).unwrap();
         assert_eq!(d.model.repr, Repr::F32);
-        assert!(parse_device("gpu").is_err());
-        assert!(parse_device("cuda:x").is_err());
+        let bad = Cli::try_parse_from(["x", "--device", "gpu"]).unwrap();
+        assert!(bad.model.device().is_err());
     }
 
     #[test]
@@ -205,5 +139,26 @@ mod tests {
         assert_eq!(m.config().num_hidden_layers, 2);
         let bad = ModelArgs { model: Some(dir.path().join("missing.gguf")), ..Default::default() };
         assert!(bad.load().unwrap_err().to_string().contains("no such model"));
+    }
+
+    /// Without `--server` the generator is the embedded model, loaded as [`ModelArgs::load`] loads
+    /// it; with one, the server is reached after the model loads (a missing model fails first).
+    #[cfg(feature = "server")]
+    #[test]
+    fn the_generator_is_the_model_or_its_server() {
+        use crate::server::ServerArgs;
+        let dir = tempfile::tempdir().unwrap();
+        crate::write_tiny_model(dir.path(), 3, crate::TinySpec::default()).unwrap();
+        let args = ModelArgs { model: Some(dir.path().to_path_buf()), repr: Repr::Q8_0, ..Default::default() };
+        let g = args.load_generator(&ServerArgs::default()).unwrap();
+        assert_eq!(g.model().inference_repr(), Repr::Q8_0);
+        assert!(g.engine_stats().is_some(), "the embedded model reports its engine");
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let down = ServerArgs { server: Some(format!("http://127.0.0.1:{port}/v1#m").parse().unwrap()), server_retries: 0, ..Default::default() };
+        let e = args.load_generator(&down).err().unwrap().to_string();
+        assert!(e.contains("unreachable"), "{e}");
+        let missing = ModelArgs { model: Some(dir.path().join("missing.gguf")), ..Default::default() };
+        let e = missing.load_generator(&down).err().unwrap().to_string();
+        assert!(e.contains("no such model"), "{e}");
     }
 }

@@ -1,5 +1,6 @@
 //! Generation through an OpenAI-compatible completions server (vLLM, SGLang, llama.cpp's
-//! `llama-server`) serving the same model: the second backend of [`Model::generate`].
+//! `llama-server`) serving the same model: the second [`Generator`], [`ServedModel`] (the
+//! `server` feature; [`ServerArgs`] are command-line flags with the `cli` feature too).
 //!
 //! Token-in/token-out is kept end to end. The prompt goes as token ids. The reply's token ids
 //! are taken as the server reports them: llama.cpp gives each token's `id`; vLLM gives
@@ -30,6 +31,7 @@ use serde_json::{json, Value};
 
 use crate::error::{Error, Result};
 use crate::generate::{FinishReason, Generation, GenerationRequest, SamplingParams};
+use crate::generator::Generator;
 use crate::model::Model;
 
 /// Environment variable for `--server`.
@@ -64,23 +66,25 @@ impl std::fmt::Display for ServerSpec {
     }
 }
 
-/// Command-line options of the server backend (flatten into the stages that generate).
-#[derive(Debug, Clone, PartialEq, clap::Args)]
+/// Options of the server backend; with the `cli` feature, command-line flags (flatten into the
+/// stages that generate).
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct ServerArgs {
     /// Generate through an OpenAI-compatible server (vLLM, SGLang, llama.cpp's llama-server)
     /// instead of the embedded model: BASE_URL#MODEL, e.g. http://127.0.0.1:8000/v1#smollm2.
     /// --model still gives the tokenizer and chat template: the served model's
-    #[arg(long, env = SERVER_ENV, value_name = "URL#MODEL")]
+    #[cfg_attr(feature = "cli", arg(long, env = SERVER_ENV, value_name = "URL#MODEL"))]
     pub server: Option<ServerSpec>,
     /// Requests to the server in flight at once
-    #[arg(long, default_value_t = 16, value_name = "N")]
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = 16, value_name = "N"))]
     pub server_concurrency: usize,
     /// Attempts per request on transient errors (connection refused or reset, timeout, HTTP
     /// 408/429/5xx), with exponential backoff from 0.5 s
-    #[arg(long, default_value_t = 5, value_name = "N")]
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = 5, value_name = "N"))]
     pub server_retries: u32,
     /// Seconds one request may take
-    #[arg(long, default_value_t = 600.0, value_name = "SECS")]
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = 600.0, value_name = "SECS"))]
     pub server_timeout: f64,
 }
 
@@ -91,14 +95,13 @@ impl Default for ServerArgs {
 }
 
 impl ServerArgs {
-    /// With `--server`: connect (checking the server answers and serves the model) and make
-    /// `model` generate through it. Without: nothing.
-    pub fn attach(&self, model: &mut Model) -> Result<()> {
-        if let Some(spec) = &self.server {
-            let server = Server::connect(spec.clone(), self)?;
-            model.set_server(Some(Arc::new(server)));
-        }
-        Ok(())
+    /// The generator of `model`: with `--server`, the server serving it (connected, and checked
+    /// to answer and to serve the model); without, the model itself.
+    pub fn generator(&self, model: Model) -> Result<Box<dyn Generator>> {
+        Ok(match &self.server {
+            Some(spec) => Box::new(ServedModel::new(model, Server::connect(spec.clone(), self)?)),
+            None => Box::new(model),
+        })
     }
 
     /// Record the backend in a stage's configuration (a JSON object).
@@ -106,6 +109,42 @@ impl ServerArgs {
         if let (Some(o), Some(s)) = (config.as_object_mut(), &self.server) {
             o.insert("server".into(), s.to_string().into());
         }
+    }
+}
+
+/// A model served by a completions server: the model here gives the tokenizer, chat template,
+/// end-of-turn ids and context length; the server the tokens. The [`Generator`] of `--server`.
+#[derive(Debug)]
+pub struct ServedModel {
+    model: Model,
+    server: Server,
+}
+
+impl ServedModel {
+    pub fn new(model: Model, server: Server) -> ServedModel {
+        ServedModel { model, server }
+    }
+
+    pub fn server(&self) -> &Server {
+        &self.server
+    }
+}
+
+impl Generator for ServedModel {
+    fn model(&self) -> &Model {
+        &self.model
+    }
+
+    /// The server's answers, `done` called once all are in.
+    fn generate_with_progress(
+        &self,
+        requests: &[GenerationRequest],
+        params: &SamplingParams,
+        done: &mut dyn FnMut(usize),
+    ) -> Result<Vec<Generation>> {
+        let out = self.server.generate(&self.model, requests, params)?;
+        done(out.len());
+        Ok(out)
     }
 }
 
@@ -512,6 +551,21 @@ mod tests {
         let hot = SamplingParams { temperature: 0.7, ..p.clone() };
         let e = s.generate(&m, &[GenerationRequest { prompt: ids.clone(), seed: 0 }], &hot).unwrap_err().to_string();
         assert!(e.contains("temperature 0.7"), "{e}");
+    }
+
+    #[test]
+    fn a_served_model_generates_through_its_server() {
+        let m = crate::tiny_model(1, crate::TinySpec::default(), &candle_core::Device::Cpu).unwrap();
+        let ids = m.tokenizer().encode("the cat", false).unwrap();
+        let served = ServedModel::new(m, offline());
+        let g: &dyn Generator = &served;
+        assert_eq!(g.model().tokenizer().encode("the cat", false).unwrap(), ids);
+        assert!(g.engine_stats().is_none(), "a server has no engine here");
+        // The server's checks, not the engine's: temperature 0.7 is refused before any request.
+        let hot = SamplingParams { temperature: 0.7, ..Default::default() };
+        let mut done = 0;
+        let e = g.generate_with_progress(&[GenerationRequest { prompt: ids, seed: 0 }], &hot, &mut |n| done += n).unwrap_err().to_string();
+        assert!(e.contains("temperature 0.7") && done == 0, "{e}");
     }
 
     #[test]

@@ -31,29 +31,8 @@ use crate::prompt::{Templates, TurnFormat};
 use crate::seed::turn_seed;
 use crate::{Error, Result};
 
-/// The arm of an episode.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Arm {
-    Hint,
-    NoHint,
-}
-
-impl Arm {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Arm::Hint => "hint",
-            Arm::NoHint => "nohint",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Arm> {
-        match s.trim() {
-            "hint" => Some(Arm::Hint),
-            "nohint" | "no-hint" => Some(Arm::NoHint),
-            _ => None,
-        }
-    }
-}
+pub use spade_schema::Arm;
+use spade_schema::RolloutRow;
 
 /// One episode to play: environment (index into the pool), arm, index within (env, arm), seed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,7 +75,7 @@ pub struct EpisodeOutcome {
     pub success: bool,
     pub turns: u32,
     /// `ok` or the sandbox status of the failing call.
-    pub status: String,
+    pub status: Status,
     /// terminated, truncated, max_turns, max_tokens or env_error.
     pub termination: String,
     pub token_ids: Vec<u32>,
@@ -108,6 +87,43 @@ pub struct EpisodeOutcome {
     pub generated_tokens: usize,
     /// Times the episode was started (2 after an infrastructure error).
     pub attempts: u32,
+}
+
+/// What every row of one rollout run carries: the weights, round, step and temperature that
+/// played it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Stamp {
+    pub policy_version: i64,
+    pub round: i64,
+    pub step: i32,
+    pub temperature: f32,
+}
+
+impl EpisodeOutcome {
+    /// The episode as a `rollouts` row, with its environment's skill and the run's stamp.
+    pub fn row(&self, skill: Option<String>, stamp: &Stamp) -> RolloutRow {
+        RolloutRow {
+            env_id: self.env_id.clone(),
+            arm: self.spec.arm,
+            episode: self.spec.episode as i32,
+            seed: self.spec.seed as i64,
+            r#return: self.ret,
+            raw_return: self.raw_return,
+            success: self.success,
+            turns: self.turns as i32,
+            status: self.status,
+            termination: self.termination.clone(),
+            token_ids: self.token_ids.clone(),
+            loss_mask: self.loss_mask.clone(),
+            logprobs: self.logprobs.clone(),
+            transcript: self.transcript.to_string(),
+            skill,
+            policy_version: stamp.policy_version,
+            round: stamp.round,
+            step: stamp.step,
+            temperature: stamp.temperature,
+        }
+    }
 }
 
 /// Throughput of a [`play`] call.
@@ -279,7 +295,7 @@ pub fn play(
                 raw_return: raw,
                 success,
                 turns: l.turns,
-                status: end.status.as_str().to_string(),
+                status: end.status,
                 termination: end.termination.to_string(),
                 transcript: json!({
                     "messages": l.messages,

@@ -15,7 +15,8 @@
 //!   mask 1, log-probs kept), and for every observation only the new chat-template segment,
 //!   encoded on its own (mask 0, log-prob 0). Nothing is ever re-tokenised.
 //! - [`policy`]: what the loop needs from a model ([`Policy`]); [`ModelPolicy`] wraps a
-//!   `spade_model::Model`, [`ScriptedPolicy`] replies with given texts (for tests).
+//!   `spade_model::Generator` (the embedded model or a server serving it), [`ScriptedPolicy`]
+//!   replies with given texts (for tests).
 
 #![forbid(unsafe_code)]
 
@@ -26,11 +27,11 @@ pub mod pool;
 pub mod prompt;
 pub mod seed;
 
-pub use episode::{play, Arm, EpisodeOutcome, EpisodeSpec, PlayConfig, PlayStats};
+pub use episode::{play, Arm, EpisodeOutcome, EpisodeSpec, PlayConfig, PlayStats, Stamp};
 pub use policy::{ModelPolicy, Policy, ScriptedPolicy};
 pub use pool::{active_pool, drawn_pool, EnvSpec, MemoryEnv};
 pub use prompt::Templates;
-pub use spade_sandbox::validate::Setting;
+pub use spade_schema::Setting;
 
 /// Errors of the rollout library (environment failures are not errors: they are recorded on
 /// the episode).

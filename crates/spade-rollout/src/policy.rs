@@ -2,7 +2,7 @@
 
 use std::sync::Mutex;
 
-use spade_model::{ChatTemplate, FinishReason, Generation, GenerationRequest, Model, SamplingParams};
+use spade_model::{ChatTemplate, FinishReason, Generation, GenerationRequest, Generator, Model, SamplingParams};
 
 use crate::Result;
 
@@ -30,15 +30,16 @@ pub trait Policy {
     fn generate(&self, requests: &[GenerationRequest], max_new_tokens: usize) -> Result<Vec<Generation>>;
 }
 
-/// A `spade_model::Model` sampling with fixed parameters.
+/// A model's generator sampling with fixed parameters: the embedded `spade_model::Model`, or a
+/// server serving it (`spade_model::ServedModel`).
 pub struct ModelPolicy<'a> {
-    pub model: &'a Model,
+    pub model: &'a dyn Generator,
     pub params: SamplingParams,
 }
 
 impl Policy for ModelPolicy<'_> {
     fn model(&self) -> &Model {
-        self.model
+        self.model.model()
     }
     fn generate(&self, requests: &[GenerationRequest], max_new_tokens: usize) -> Result<Vec<Generation>> {
         let p = SamplingParams { max_new_tokens, ..self.params.clone() };

@@ -9,10 +9,12 @@
 
 use std::collections::HashSet;
 
+use spade_schema::Label;
+
 use crate::Setting;
 
 /// Memory labels never played.
-pub const EXCLUDED_LABELS: [&str; 4] = ["too-easy", "too-hard", "failing", "leak"];
+pub const EXCLUDED_LABELS: [Label; 4] = [Label::TooEasy, Label::TooHard, Label::Failing, Label::Leak];
 
 /// One environment to play.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,7 +33,7 @@ pub struct EnvSpec {
 pub struct MemoryEnv {
     pub env: EnvSpec,
     pub last_round: i64,
-    pub label: String,
+    pub label: Label,
 }
 
 /// New environments (duplicates of an `env_id` dropped, first kept), then up to `pool` memory
@@ -45,7 +47,7 @@ pub fn active_pool(new: Vec<EnvSpec>, memory: Vec<MemoryEnv>, pool: usize) -> Ve
             out.push(EnvSpec { origin: "new", ..e });
         }
     }
-    let mut mem: Vec<(usize, MemoryEnv)> = memory.into_iter().enumerate().filter(|(_, m)| !EXCLUDED_LABELS.contains(&m.label.as_str())).collect();
+    let mut mem: Vec<(usize, MemoryEnv)> = memory.into_iter().enumerate().filter(|(_, m)| !EXCLUDED_LABELS.contains(&m.label)).collect();
     mem.sort_by(|(ia, a), (ib, b)| b.last_round.cmp(&a.last_round).then(ib.cmp(ia)));
     let mut taken = 0;
     for (_, m) in mem {
@@ -79,7 +81,7 @@ mod tests {
         EnvSpec { env_id: id.into(), code: String::new(), hint: None, skill: None, setting: Setting::Games, origin: "" }
     }
     fn mem(id: &str, last_round: i64, label: &str) -> MemoryEnv {
-        MemoryEnv { env: env(id), last_round, label: label.into() }
+        MemoryEnv { env: env(id), last_round, label: label.parse().unwrap() }
     }
 
     #[test]

@@ -1,14 +1,15 @@
 //! Runs model-written Python environments in hardened, forked worker processes (episode API).
 //!
 //! Untrusted code never runs in the calling process. [`Sandbox::new`] starts `jobs` worker
-//! processes (`spade-sandbox-worker`, a Rust binary embedding CPython): fork servers that hold
-//! no model and no output. Each episode is one child forked from a worker; the child detaches
+//! processes (`spade-sandbox-worker`, a Rust binary embedding CPython, built by the
+//! `spade-worker` crate so that this client does not link pyo3): fork servers that hold no
+//! model and no output. Each episode is one child forked from a worker; the child detaches
 //! (`setsid`), applies rlimits, `oom_score_adj` 1000, landlock (read-only system, read-write
 //! scratch folder) when the kernel has it, and a seccomp filter (no fork/exec, no signals to
-//! other processes, Unix sockets only, …), then loads the environment and serves calls as
-//! JSON lines over a socket of its own. Its stdout/stderr go to a capped pipe. Wall-clock
-//! deadlines are enforced from here with SIGKILL. Workers live in a fresh network namespace
-//! when the host allows it.
+//! other processes, Unix sockets only, …), then loads the environment and serves calls as JSON
+//! lines over a socket of its own. Its stdout/stderr go to a capped pipe. Wall-clock deadlines
+//! are enforced from here with SIGKILL. Workers live in a fresh network namespace when the host
+//! allows it.
 //!
 //! ```no_run
 //! use spade_sandbox::{Sandbox, SandboxConfig};
@@ -21,12 +22,12 @@
 //! ```
 //!
 //! The worker binary is found through [`WORKER_ENV`], else next to the running executable
-//! (or its parent folder, for `cargo test`'s `deps/`).
+//! (or its parent folder, for `cargo test`'s `deps/`): a workspace build (`cargo build
+//! --workspace`) puts it beside the stage binaries.
 
 pub mod harden;
 mod sys;
 pub mod validate;
-pub mod worker;
 
 use std::fmt;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -49,7 +50,7 @@ pub const WORKER_BIN: &str = "spade-sandbox-worker";
 /// Errors of the sandbox itself (not of the code it runs).
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("sandbox worker binary not found (set {WORKER_ENV} or build `{WORKER_BIN}`)")]
+    #[error("sandbox worker binary not found (set {WORKER_ENV} or build `{WORKER_BIN}`: cargo build -p spade-worker)")]
     WorkerNotFound,
     #[error("sandbox worker: {0}")]
     Worker(String),
@@ -60,39 +61,7 @@ pub enum Error {
 }
 
 /// The outcome class of one call. Every call answers exactly one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Status {
-    Ok,
-    Exception,
-    Timeout,
-    Memory,
-    Crashed,
-    OutputTooLarge,
-    InvalidResult,
-    InfraError,
-}
-
-impl Status {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Ok => "ok",
-            Status::Exception => "exception",
-            Status::Timeout => "timeout",
-            Status::Memory => "memory",
-            Status::Crashed => "crashed",
-            Status::OutputTooLarge => "output_too_large",
-            Status::InvalidResult => "invalid_result",
-            Status::InfraError => "infra_error",
-        }
-    }
-}
-
-impl fmt::Display for Status {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use spade_schema::Status;
 
 /// A call that did not answer `ok`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -56,29 +56,7 @@ pub fn env_id(code: &str) -> String {
     hex::encode(&d[..8])
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Setting {
-    #[serde(rename = "games")]
-    Games,
-    #[serde(rename = "tool-use")]
-    ToolUse,
-}
-
-impl Setting {
-    /// `games` (also the default for an unknown or missing value) or `tool-use`.
-    pub fn parse(s: Option<&str>) -> Setting {
-        match s.map(|s| s.trim().to_ascii_lowercase()) {
-            Some(s) if s == "tool-use" || s == "tool_use" || s == "tooluse" || s == "tools" => Setting::ToolUse,
-            _ => Setting::Games,
-        }
-    }
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Setting::Games => "games",
-            Setting::ToolUse => "tool-use",
-        }
-    }
-}
+pub use spade_schema::Setting;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

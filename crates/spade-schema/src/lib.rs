@@ -14,9 +14,17 @@
 
 #![forbid(unsafe_code)]
 
+pub mod domain;
+pub mod rows;
+
 use std::sync::Arc;
 
-use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use arrow::array::RecordBatch;
+use arrow::datatypes::{DataType, Field, FieldRef, Schema, SchemaRef};
+use serde::Serialize;
+
+pub use domain::{Arm, Label, RewardKind, Setting, Status};
+pub use rows::{CandidateRow, DocRow, EnvRow, EvalRow, MemoryRow, RejectRow, RolloutRow, ScoreRow};
 
 /// Version of the table contracts, written into every Parquet file's key-value metadata.
 pub const SCHEMA_VERSION: &str = "1";
@@ -29,6 +37,30 @@ pub mod meta {
     pub const CONFIG: &str = "spade.config";
     pub const TOOL: &str = "spade.tool";
 }
+
+/// An error about one row of a list of rows a library was given: its index in that list, the
+/// column at fault and why. The stage that read the rows names the file and row
+/// (`spade_io::Origins::error`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowError {
+    pub index: usize,
+    pub column: &'static str,
+    pub msg: String,
+}
+
+impl RowError {
+    pub fn new(index: usize, column: &'static str, msg: impl Into<String>) -> Self {
+        RowError { index, column, msg: msg.into() }
+    }
+}
+
+impl std::fmt::Display for RowError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "row {}: column `{}`: {}", self.index + 1, self.column, self.msg)
+    }
+}
+
+impl std::error::Error for RowError {}
 
 /// One column of a table contract.
 #[derive(Debug, Clone)]
@@ -120,6 +152,15 @@ impl Table {
 
     pub fn column(&self, name: &str) -> Option<&'static Column> {
         self.columns.iter().find(|c| c.name == name)
+    }
+
+    /// Rows as one batch with this table's schema: each field of `R` fills the column of its name
+    /// (a typed row of `rows`, or any struct with the table's columns). A row that does not fit the
+    /// contract (a missing column, a value of the wrong type) is a programming error, reported as
+    /// one line naming the table.
+    pub fn batch<R: Serialize>(&self, rows: &[R]) -> Result<RecordBatch, String> {
+        let fields: Vec<FieldRef> = self.schema().fields().iter().cloned().collect();
+        serde_arrow::to_record_batch(&fields, &rows).map_err(|e| format!("table `{}`: {e}", self.name))
     }
 
     /// The Arrow type of a column of this table; panics on a name that is not in the contract
@@ -319,6 +360,15 @@ pub const EVAL: Table = Table {
 
 /// Every table contract, in pipeline order.
 pub const TABLES: &[Table] = &[DOCS, CANDIDATES, ENVS, REJECTS, ROLLOUTS, SCORES, MEMORY, EVAL];
+
+/// Rows of a struct that is no table's contract (a stage's extra columns) as a batch, with the
+/// schema traced from `R`: strings `utf8`, sequences `list`, an `Option` field nullable.
+pub fn traced_batch<R: Serialize + serde::de::DeserializeOwned>(rows: &[R]) -> Result<RecordBatch, String> {
+    use serde_arrow::schema::{SchemaLike, TracingOptions};
+    let opts = TracingOptions::default().strings_as_large_utf8(false).allow_null_fields(true);
+    let fields = Vec::<FieldRef>::from_type::<R>(opts).map_err(|e| e.to_string())?;
+    serde_arrow::to_record_batch(&fields, &rows).map_err(|e| e.to_string())
+}
 
 /// Looks a table up by name.
 pub fn table(name: &str) -> Option<Table> {

@@ -7,7 +7,9 @@
 
 pub mod memory;
 pub mod reward;
+pub mod score;
 pub mod stats;
 
 pub use memory::{Entry, Memory, MemoryConfig};
-pub use reward::{Arm, Outcome, Plays, RewardConfig, Variant};
+pub use reward::{ArmPlays, Outcome, Plays, RewardConfig, Variant};
+pub use score::{score, CandidateIn, Input, Play, RejectIn, Scored, Scoring};

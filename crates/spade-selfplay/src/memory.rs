@@ -15,15 +15,11 @@
 //! entries (first added) are evicted first, as the reference's FIFO of 200.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
-use arrow::datatypes::DataType;
 use serde::Serialize;
-use spade_io::Batch;
-use spade_schema::MEMORY;
+use spade_schema::{Label, MemoryRow, RowError, Setting};
 
-use crate::reward::{Arm, Ema, Plays, RewardConfig};
+use crate::reward::{ArmPlays, Ema, Plays, RewardConfig};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct MemoryConfig {
@@ -48,7 +44,7 @@ pub struct Entry {
     pub code: String,
     pub hint: Option<String>,
     pub skill: Option<String>,
-    pub setting: Option<String>,
+    pub setting: Option<Setting>,
     pub candidate_id: Option<String>,
     pub first_round: i64,
     pub last_round: i64,
@@ -59,7 +55,7 @@ pub struct Entry {
     pub regret: Option<f64>,
     pub nohint_win_rate: Option<f64>,
     pub designer_reward: Option<f64>,
-    pub label: String,
+    pub label: Label,
     pub lp: Option<Ema>,
 }
 
@@ -70,31 +66,7 @@ pub struct Memory {
     index: HashMap<String, usize>,
 }
 
-fn strs(b: &Batch, name: &str) -> spade_io::Result<Option<StringArray>> {
-    Ok(b.opt_column(name, &DataType::Utf8)?.map(|a| a.as_any().downcast_ref::<StringArray>().expect("utf8").clone()))
-}
-
-fn get_str(a: &Option<StringArray>, i: usize) -> Option<String> {
-    a.as_ref().filter(|a| a.is_valid(i)).map(|a| a.value(i).to_string())
-}
-
-fn i64s(b: &Batch, name: &str) -> spade_io::Result<Option<Int64Array>> {
-    Ok(b.opt_column(name, &DataType::Int64)?.map(|a| a.as_any().downcast_ref::<Int64Array>().expect("i64").clone()))
-}
-
-fn f64s(b: &Batch, name: &str) -> spade_io::Result<Option<Float64Array>> {
-    Ok(b.opt_column(name, &DataType::Float64)?.map(|a| a.as_any().downcast_ref::<Float64Array>().expect("f64").clone()))
-}
-
-fn get_i64(a: &Option<Int64Array>, i: usize) -> Option<i64> {
-    a.as_ref().filter(|a| a.is_valid(i)).map(|a| a.value(i))
-}
-
-fn get_f64(a: &Option<Float64Array>, i: usize) -> Option<f64> {
-    a.as_ref().filter(|a| a.is_valid(i)).map(|a| a.value(i))
-}
-
-fn arm_json(a: &Arm) -> serde_json::Value {
+fn arm_json(a: &ArmPlays) -> serde_json::Value {
     serde_json::json!([a.plays, a.sum, a.wins])
 }
 
@@ -110,9 +82,9 @@ fn history_json(h: &[(i64, Plays)]) -> String {
 fn parse_history(s: &str) -> Result<Vec<(i64, Plays)>, String> {
     let v: serde_json::Value = serde_json::from_str(s).map_err(|e| format!("is not JSON ({e})"))?;
     let rows = v.as_array().ok_or("is not a JSON list")?;
-    let arm = |x: &serde_json::Value| -> Option<Arm> {
+    let arm = |x: &serde_json::Value| -> Option<ArmPlays> {
         let a = x.as_array().filter(|a| a.len() == 3)?;
-        Some(Arm { plays: a[0].as_i64()?, sum: a[1].as_f64()?, wins: a[2].as_i64()? })
+        Some(ArmPlays { plays: a[0].as_i64()?, sum: a[1].as_f64()?, wins: a[2].as_i64()? })
     };
     let mut out: Vec<(i64, Plays)> = Vec::new();
     for r in rows {
@@ -180,92 +152,76 @@ impl Memory {
         self.index = self.entries.iter().enumerate().map(|(i, e)| (e.env_id.clone(), i)).collect();
     }
 
-    /// Reads a memory table (only `env_id` and `code` required; counts default to 0).
-    pub fn from_batches(batches: &[Batch]) -> spade_io::Result<Memory> {
+    /// The memory of a `memory` table's rows; a duplicate environment or an unreadable `history` is
+    /// an error about its row.
+    pub fn from_rows(rows: Vec<MemoryRow>) -> Result<Memory, RowError> {
         let mut m = Memory::default();
-        for b in batches {
-            let ids = b.required("env_id", &DataType::Utf8)?;
-            let ids = ids.as_any().downcast_ref::<StringArray>().expect("utf8");
-            let code = b.required("code", &DataType::Utf8)?;
-            let code = code.as_any().downcast_ref::<StringArray>().expect("utf8");
-            let (hint, skill, setting, cand, label) =
-                (strs(b, "hint")?, strs(b, "skill")?, strs(b, "setting")?, strs(b, "candidate_id")?, strs(b, "label")?);
-            let (first, last) = (i64s(b, "first_round")?, i64s(b, "last_round")?);
-            let (ph, pn, wh, wn, fl) =
-                (i64s(b, "plays_hint")?, i64s(b, "plays_nohint")?, i64s(b, "wins_hint")?, i64s(b, "wins_nohint")?, i64s(b, "failures")?);
-            let (sh, sn) = (f64s(b, "sum_hint")?, f64s(b, "sum_nohint")?);
-            let (regret, wr, dr, lf, ls) =
-                (f64s(b, "regret")?, f64s(b, "nohint_win_rate")?, f64s(b, "designer_reward")?, f64s(b, "lp_fast")?, f64s(b, "lp_slow")?);
-            let history = strs(b, "history")?;
-            for i in 0..b.num_rows() {
-                let e = Entry {
-                    env_id: ids.value(i).to_string(),
-                    code: code.value(i).to_string(),
-                    hint: get_str(&hint, i),
-                    skill: get_str(&skill, i),
-                    setting: get_str(&setting, i),
-                    candidate_id: get_str(&cand, i),
-                    first_round: get_i64(&first, i).unwrap_or(0),
-                    last_round: get_i64(&last, i).unwrap_or(0),
-                    plays: Plays {
-                        hint: Arm { plays: get_i64(&ph, i).unwrap_or(0), sum: get_f64(&sh, i).unwrap_or(0.0), wins: get_i64(&wh, i).unwrap_or(0) },
-                        nohint: Arm { plays: get_i64(&pn, i).unwrap_or(0), sum: get_f64(&sn, i).unwrap_or(0.0), wins: get_i64(&wn, i).unwrap_or(0) },
-                        failures: get_i64(&fl, i).unwrap_or(0),
-                    },
-                    history: match get_str(&history, i) {
-                        Some(h) => parse_history(&h).map_err(|m| b.row_error(i, "history", m))?,
-                        None => Vec::new(),
-                    },
-                    regret: get_f64(&regret, i),
-                    nohint_win_rate: get_f64(&wr, i),
-                    designer_reward: get_f64(&dr, i),
-                    label: get_str(&label, i).unwrap_or_else(|| "none".into()),
-                    lp: match (get_f64(&lf, i), get_f64(&ls, i)) {
-                        (Some(fast), Some(slow)) => Some(Ema { fast, slow }),
-                        _ => None,
-                    },
-                };
-                if m.index.contains_key(&e.env_id) {
-                    return Err(b.row_error(i, "env_id", format!("duplicate environment `{}` in the memory", e.env_id)));
-                }
-                m.index.insert(e.env_id.clone(), m.entries.len());
-                m.entries.push(e);
+        for (i, r) in rows.into_iter().enumerate() {
+            let e = Entry {
+                history: match &r.history {
+                    Some(h) => parse_history(h).map_err(|m| RowError::new(i, "history", m))?,
+                    None => Vec::new(),
+                },
+                plays: Plays {
+                    hint: ArmPlays { plays: r.plays_hint, sum: r.sum_hint, wins: r.wins_hint },
+                    nohint: ArmPlays { plays: r.plays_nohint, sum: r.sum_nohint, wins: r.wins_nohint },
+                    failures: r.failures,
+                },
+                lp: match (r.lp_fast, r.lp_slow) {
+                    (Some(fast), Some(slow)) => Some(Ema { fast, slow }),
+                    _ => None,
+                },
+                env_id: r.env_id,
+                code: r.code,
+                hint: r.hint,
+                skill: r.skill,
+                setting: r.setting,
+                candidate_id: r.candidate_id,
+                first_round: r.first_round,
+                last_round: r.last_round,
+                regret: r.regret,
+                nohint_win_rate: r.nohint_win_rate,
+                designer_reward: r.designer_reward,
+                label: r.label,
+            };
+            if m.index.contains_key(&e.env_id) {
+                return Err(RowError::new(i, "env_id", format!("duplicate environment `{}` in the memory", e.env_id)));
             }
+            m.index.insert(e.env_id.clone(), m.entries.len());
+            m.entries.push(e);
         }
         Ok(m)
     }
 
-    /// The memory as a table in the `memory` contract.
-    pub fn to_batch(&self) -> RecordBatch {
-        let e = &self.entries;
-        let s = |f: &dyn Fn(&Entry) -> Option<String>| -> ArrayRef { Arc::new(e.iter().map(f).collect::<StringArray>()) };
-        let i = |f: &dyn Fn(&Entry) -> i64| -> ArrayRef { Arc::new(e.iter().map(|x| Some(f(x))).collect::<Int64Array>()) };
-        let fl = |f: &dyn Fn(&Entry) -> Option<f64>| -> ArrayRef { Arc::new(e.iter().map(f).collect::<Float64Array>()) };
-        let cols: Vec<ArrayRef> = vec![
-            s(&|x| Some(x.env_id.clone())),
-            s(&|x| Some(x.code.clone())),
-            s(&|x| x.hint.clone()),
-            s(&|x| x.skill.clone()),
-            s(&|x| x.setting.clone()),
-            s(&|x| x.candidate_id.clone()),
-            i(&|x| x.first_round),
-            i(&|x| x.last_round),
-            i(&|x| x.plays.hint.plays),
-            fl(&|x| Some(x.plays.hint.sum)),
-            i(&|x| x.plays.nohint.plays),
-            fl(&|x| Some(x.plays.nohint.sum)),
-            i(&|x| x.plays.hint.wins),
-            i(&|x| x.plays.nohint.wins),
-            i(&|x| x.plays.failures),
-            fl(&|x| x.regret),
-            fl(&|x| x.nohint_win_rate),
-            fl(&|x| x.designer_reward),
-            s(&|x| Some(x.label.clone())),
-            fl(&|x| x.lp.map(|l| l.fast)),
-            fl(&|x| x.lp.map(|l| l.slow)),
-            s(&|x| Some(history_json(&x.history))),
-        ];
-        RecordBatch::try_new(MEMORY.schema(), cols).expect("memory columns follow the contract")
+    /// The memory as `memory` rows.
+    pub fn to_rows(&self) -> Vec<MemoryRow> {
+        self.entries
+            .iter()
+            .map(|x| MemoryRow {
+                env_id: x.env_id.clone(),
+                code: x.code.clone(),
+                hint: x.hint.clone(),
+                skill: x.skill.clone(),
+                setting: x.setting,
+                candidate_id: x.candidate_id.clone(),
+                first_round: x.first_round,
+                last_round: x.last_round,
+                plays_hint: x.plays.hint.plays,
+                sum_hint: x.plays.hint.sum,
+                plays_nohint: x.plays.nohint.plays,
+                sum_nohint: x.plays.nohint.sum,
+                wins_hint: x.plays.hint.wins,
+                wins_nohint: x.plays.nohint.wins,
+                failures: x.plays.failures,
+                regret: x.regret,
+                nohint_win_rate: x.nohint_win_rate,
+                designer_reward: x.designer_reward,
+                label: x.label,
+                lp_fast: x.lp.map(|l| l.fast),
+                lp_slow: x.lp.map(|l| l.slow),
+                history: Some(history_json(&x.history)),
+            })
+            .collect()
     }
 
     /// Adds an environment not yet in the memory; returns whether it was new.
@@ -335,31 +291,31 @@ impl Memory {
         for (i, e) in self.entries.iter_mut().enumerate() {
             let p = &e.current(round, window);
             e.label = if p.failures > 0 {
-                "failing".into()
+                Label::Failing
             } else if p.hint.plays + p.nohint.plays == 0 {
-                if e.label == "seed" {
-                    "seed".into()
+                if e.label == Label::Seed {
+                    Label::Seed
                 } else {
-                    "none".into()
+                    Label::Unlabelled
                 }
             } else if p.is_leak(reward.leak_min_plays) {
-                "leak".into()
+                Label::Leak
             } else {
                 match p.nohint.rate() {
-                    Some(wr) if wr > cfg.too_easy => "too-easy".into(),
-                    Some(wr) if wr < cfg.too_hard => "too-hard".into(),
+                    Some(wr) if wr > cfg.too_easy => Label::TooEasy,
+                    Some(wr) if wr < cfg.too_hard => Label::TooHard,
                     Some(wr) if wr >= cfg.seed_band.0 && wr <= cfg.seed_band.1 => {
                         band.entry(e.skill.clone()).or_default().push((e.regret.unwrap_or(0.0), i));
-                        "none".into()
+                        Label::Unlabelled
                     }
-                    _ => "none".into(),
+                    _ => Label::Unlabelled,
                 }
             };
         }
         for (_, mut v) in band {
             v.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
             for (_, i) in v.into_iter().take(cfg.seed_top) {
-                self.entries[i].label = "seed".into();
+                self.entries[i].label = Label::Seed;
             }
         }
     }
@@ -379,7 +335,7 @@ impl Memory {
     pub fn label_counts(&self) -> std::collections::BTreeMap<String, usize> {
         let mut m = std::collections::BTreeMap::new();
         for e in &self.entries {
-            *m.entry(e.label.clone()).or_insert(0) += 1;
+            *m.entry(e.label.to_string()).or_insert(0) += 1;
         }
         m
     }
@@ -395,7 +351,7 @@ mod tests {
             code: format!("class {id}Env: pass"),
             hint: Some("think".into()),
             skill: Some(skill.into()),
-            setting: Some("games".into()),
+            setting: Some(Setting::Games),
             candidate_id: None,
             first_round: round,
             last_round: round,
@@ -404,13 +360,13 @@ mod tests {
             regret: None,
             nohint_win_rate: None,
             designer_reward: None,
-            label: "none".into(),
+            label: Label::Unlabelled,
             lp: None,
         }
     }
 
     fn plays(h: (i64, f64, i64), n: (i64, f64, i64)) -> Plays {
-        Plays { hint: Arm { plays: h.0, sum: h.1, wins: h.2 }, nohint: Arm { plays: n.0, sum: n.1, wins: n.2 }, failures: 0 }
+        Plays { hint: ArmPlays { plays: h.0, sum: h.1, wins: h.2 }, nohint: ArmPlays { plays: n.0, sum: n.1, wins: n.2 }, failures: 0 }
     }
 
     #[test]
@@ -450,13 +406,13 @@ mod tests {
         failing.plays.failures = 1;
         m.add(failing);
         let mut unplayed_seed = entry("pool", "logic", 0);
-        unplayed_seed.label = "seed".into();
+        unplayed_seed.label = Label::Seed;
         m.add(unplayed_seed);
         m.add(entry("new", "logic", 1));
         let rc = RewardConfig::default();
         m.rescore(&rc, &HashMap::new(), 1, 1);
         m.relabel(&MemoryConfig { seed_top: 2, ..Default::default() }, &rc, 1, 1);
-        let label = |id: &str| m.get(id).unwrap().label.clone();
+        let label = |id: &str| m.get(id).unwrap().label.to_string();
         assert_eq!(label("easy"), "too-easy");
         assert_eq!(label("hard"), "too-hard");
         assert_eq!(label("leak"), "leak");
@@ -491,7 +447,7 @@ mod tests {
         m.rescore(&cfg, &HashMap::new(), 3, 1);
         assert!((m.get("a").unwrap().nohint_win_rate.unwrap() - 0.25).abs() < 1e-12);
         m.relabel(&MemoryConfig::default(), &cfg, 3, 1);
-        assert_eq!(m.get("a").unwrap().label, "seed", "no-hint 1/4 in the seed band at the current policy");
+        assert_eq!(m.get("a").unwrap().label, Label::Seed, "no-hint 1/4 in the seed band at the current policy");
         m.rescore(&cfg, &HashMap::new(), 3, 0);
         m.relabel(&MemoryConfig::default(), &cfg, 3, 0);
         assert_eq!(m.get("a").unwrap().nohint_win_rate, Some(0.5), "lifetime 3/6");
@@ -503,15 +459,12 @@ mod tests {
         m.add(entry("a", "logic", 1));
         m.record("a", &plays((1, 1.0, 1), (1, 0.5, 0)), 1);
         m.record("a", &plays((1, 0.0, 0), (1, 0.0, 0)), 2);
-        let b = Batch { batch: m.to_batch(), origin: "mem".into(), first_row: 0 };
-        assert_eq!(Memory::from_batches(&[b]).unwrap(), m);
-        let mut batch = m.to_batch();
-        let k = batch.schema().index_of("history").unwrap();
-        let mut cols = batch.columns().to_vec();
-        cols[k] = Arc::new(StringArray::from(vec![r#"[{"round": 2}]"#]));
-        batch = RecordBatch::try_new(batch.schema(), cols).unwrap();
-        let err = Memory::from_batches(&[Batch { batch, origin: "mem.parquet".into(), first_row: 0 }]).unwrap_err().to_string();
-        assert!(err.contains("mem.parquet") && err.contains("history") && err.contains("hint"), "{err}");
+        assert_eq!(Memory::from_rows(m.to_rows()).unwrap(), m);
+        let mut rows = m.to_rows();
+        rows[0].history = Some(r#"[{"round": 2}]"#.into());
+        let err = Memory::from_rows(rows).unwrap_err();
+        assert_eq!((err.index, err.column), (0, "history"));
+        assert!(err.msg.contains("hint"), "{err}");
     }
 
     #[test]
@@ -537,8 +490,9 @@ mod tests {
         e.regret = Some(0.625);
         m.add(e);
         m.add(entry("b", "math", 2));
-        let batch = m.to_batch();
-        let b = Batch { batch, origin: "mem".into(), first_row: 0 };
-        assert_eq!(Memory::from_batches(&[b]).unwrap(), m);
+        assert_eq!(Memory::from_rows(m.to_rows()).unwrap(), m);
+        let mut dup = m.to_rows();
+        dup.push(dup[0].clone());
+        assert_eq!(Memory::from_rows(dup).unwrap_err().to_string(), "row 3: column `env_id`: duplicate environment `a` in the memory");
     }
 }

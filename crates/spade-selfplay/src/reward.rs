@@ -12,6 +12,7 @@
 //!   wins, no-hint arm never does), invalid candidates (graded by validity: `penalty · (1 − validity)`).
 
 use serde::Serialize;
+use spade_schema::RewardKind;
 
 /// Which designer reward to compute.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -28,6 +29,17 @@ impl Variant {
             Variant::Blend => "blend",
             Variant::SolveRate => "solve-rate",
             Variant::LearningPotential => "learning-potential",
+        }
+    }
+}
+
+impl Variant {
+    /// The `reward_kind` of a reward this variant set.
+    pub fn kind(self) -> RewardKind {
+        match self {
+            Variant::Blend => RewardKind::Blend,
+            Variant::SolveRate => RewardKind::SolveRate,
+            Variant::LearningPotential => RewardKind::LearningPotential,
         }
     }
 }
@@ -83,13 +95,13 @@ impl Default for RewardConfig {
 
 /// Accumulated plays of one arm.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Arm {
+pub struct ArmPlays {
     pub plays: i64,
     pub sum: f64,
     pub wins: i64,
 }
 
-impl Arm {
+impl ArmPlays {
     /// Mean return, `None` without plays.
     pub fn rate(&self) -> Option<f64> {
         (self.plays > 0).then(|| self.sum / self.plays as f64)
@@ -101,7 +113,7 @@ impl Arm {
         self.wins += success as i64;
     }
 
-    pub fn merge(&mut self, o: &Arm) {
+    pub fn merge(&mut self, o: &ArmPlays) {
         self.plays += o.plays;
         self.sum += o.sum;
         self.wins += o.wins;
@@ -111,8 +123,8 @@ impl Arm {
 /// Accumulated plays of one environment.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Plays {
-    pub hint: Arm,
-    pub nohint: Arm,
+    pub hint: ArmPlays,
+    pub nohint: ArmPlays,
     /// Episodes that ended through the environment's fault.
     pub failures: i64,
 }
@@ -141,7 +153,7 @@ pub struct Outcome {
     pub nohint_win_rate: Option<f64>,
     pub regret: Option<f64>,
     pub reward: f64,
-    pub kind: &'static str,
+    pub kind: RewardKind,
 }
 
 /// 1 inside `[lo, hi]`, falling linearly to 0 over `ramp` outside.
@@ -179,13 +191,13 @@ impl RewardConfig {
         let regret = (p.hint.plays + p.nohint.plays > 0).then(|| hint_win_rate.unwrap_or(0.0) - nohint_win_rate.unwrap_or(0.0));
         let out = |reward, kind| Outcome { hint_win_rate, nohint_win_rate, regret, reward, kind };
         if p.failures > 0 {
-            return out(self.failure_penalty, "env-failure");
+            return out(self.failure_penalty, RewardKind::EnvFailure);
         }
         if !p.played() {
-            return out(0.0, "unplayed");
+            return out(0.0, RewardKind::Unplayed);
         }
         if p.is_leak(self.leak_min_plays) {
-            return out(self.leak_penalty, "hint-leak");
+            return out(self.leak_penalty, RewardKind::HintLeak);
         }
         let wr = nohint_win_rate.unwrap_or(0.0);
         let reward = match self.variant {
@@ -193,7 +205,7 @@ impl RewardConfig {
             Variant::SolveRate => plateau(wr, self.band, self.ramp),
             Variant::LearningPotential => (wr - lp_slow.unwrap_or(wr)).abs(),
         };
-        out(reward, self.variant.name())
+        out(reward, self.variant.kind())
     }
 }
 
@@ -218,8 +230,8 @@ impl Ema {
 mod tests {
     use super::*;
 
-    fn arm(plays: i64, sum: f64, wins: i64) -> Arm {
-        Arm { plays, sum, wins }
+    fn arm(plays: i64, sum: f64, wins: i64) -> ArmPlays {
+        ArmPlays { plays, sum, wins }
     }
 
     fn close(a: f64, b: f64) {
@@ -262,7 +274,7 @@ mod tests {
         assert_eq!((o.hint_win_rate, o.nohint_win_rate), (Some(0.75), Some(0.5)));
         close(o.regret.unwrap(), 0.25);
         close(o.reward, 1.0);
-        assert_eq!(o.kind, "blend");
+        assert_eq!(o.kind, RewardKind::Blend);
         // partial returns: hint mean 0.35, no-hint mean 0.3 → regret 0.05 → 0.4/3 + 0.6·0.6
         let p = Plays { hint: arm(2, 0.7, 0), nohint: arm(2, 0.6, 0), failures: 0 };
         close(c.score(&p, None).reward, 0.4 / 3.0 + 0.36);
@@ -281,7 +293,7 @@ mod tests {
         close(o.regret.unwrap(), 0.5);
         close(o.reward, 0.4); // regret saturates, no-hint win rate 0 → anchor 0
         let none = c.score(&Plays::default(), None);
-        assert_eq!((none.kind, none.reward, none.regret), ("unplayed", 0.0, None));
+        assert_eq!((none.kind, none.reward, none.regret), (RewardKind::Unplayed, 0.0, None));
     }
 
     #[test]
@@ -289,13 +301,13 @@ mod tests {
         let c = RewardConfig::default();
         let failing = Plays { hint: arm(4, 4.0, 4), nohint: arm(3, 1.0, 1), failures: 1 };
         let o = c.score(&failing, None);
-        assert_eq!((o.kind, o.reward), ("env-failure", -0.5));
+        assert_eq!((o.kind, o.reward), (RewardKind::EnvFailure, -0.5));
         let leak = Plays { hint: arm(4, 4.0, 4), nohint: arm(4, 0.0, 0), failures: 0 };
         let o = c.score(&leak, None);
-        assert_eq!((o.kind, o.reward), ("hint-leak", -0.5));
+        assert_eq!((o.kind, o.reward), (RewardKind::HintLeak, -0.5));
         // one no-hint play is not enough evidence of a leak (leak_min_plays = 2)
         let thin = Plays { hint: arm(4, 4.0, 4), nohint: arm(1, 0.0, 0), failures: 0 };
-        assert_eq!(c.score(&thin, None).kind, "blend");
+        assert_eq!(c.score(&thin, None).kind, RewardKind::Blend);
         close(c.invalid(Some(0.25)), -0.75);
         close(c.invalid(None), -1.0);
         close(c.invalid(Some(1.0)), 0.0);

@@ -4,11 +4,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use anyhow::Context;
-use arrow::array::{Array, Float32Array, Float64Array, Int32Array, Int64Array, ListArray, StringArray, UInt8Array};
-use arrow::datatypes::{DataType, Field};
 use serde::{Deserialize, Serialize};
-use spade_io::{Batch, TableReader};
+use spade_schema::{Arm, RewardKind, RowError, Status};
 
 use crate::advantage::{group_advantages, GroupStats, Norm};
 
@@ -86,131 +83,116 @@ impl ReadStats {
     }
 }
 
-fn list(t: DataType) -> DataType {
-    DataType::List(std::sync::Arc::new(Field::new("item", t, true)))
+/// The columns of a `rollouts` row the agent batch reads (`status` and `policy_version` may be
+/// absent; a missing `status` means ok).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct EpisodeIn {
+    pub env_id: String,
+    pub arm: Arm,
+    pub status: Option<Status>,
+    pub r#return: f64,
+    pub token_ids: Vec<Option<i64>>,
+    pub loss_mask: Vec<Option<u8>>,
+    pub logprobs: Vec<Option<f32>>,
+    pub temperature: f32,
+    pub policy_version: Option<i64>,
 }
 
-fn read(args: &[String]) -> anyhow::Result<Vec<Batch>> {
-    if args.is_empty() {
-        return Ok(Vec::new());
-    }
-    Ok(TableReader::open(args)?.read_all()?)
+/// The columns of a `candidates` row the designer batch reads.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct DesignIn {
+    pub candidate_id: String,
+    pub skill: Option<String>,
+    pub doc_id: Option<String>,
+    pub prompt_ids: Vec<Option<i64>>,
+    pub response_ids: Vec<Option<i64>>,
+    pub response_logprobs: Vec<Option<f32>>,
+    pub temperature: f32,
+    pub policy_version: Option<i64>,
 }
 
-fn strs(b: &Batch, name: &str, required: bool) -> anyhow::Result<Option<StringArray>> {
-    let a = if required { Some(b.required(name, &DataType::Utf8)?) } else { b.opt_column(name, &DataType::Utf8)? };
-    Ok(a.map(|a| a.as_any().downcast_ref::<StringArray>().expect("utf8").clone()))
+/// The columns of a `scores` row the designer batch reads.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct ScoreIn {
+    pub candidate_id: String,
+    pub designer_reward: f64,
+    pub reward_kind: Option<RewardKind>,
 }
 
-fn s(a: &Option<StringArray>, i: usize) -> Option<String> {
-    a.as_ref().filter(|a| a.is_valid(i)).map(|a| a.value(i).to_string())
+/// Which input table a [`RowError`] of [`designer_samples`] is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DesignerInput {
+    Candidates,
+    Scores,
 }
 
-fn lists(b: &Batch, name: &str, item: DataType) -> anyhow::Result<ListArray> {
-    let a = b.required(name, &list(item))?;
-    Ok(a.as_any().downcast_ref::<ListArray>().expect("list").clone())
+fn tokens(v: &[Option<i64>], i: usize, col: &'static str) -> Result<Vec<u32>, RowError> {
+    v.iter()
+        .map(|t| match t {
+            None => Err(RowError::new(i, col, "has a null token")),
+            Some(t) => u32::try_from(*t).map_err(|_| RowError::new(i, col, format!("negative token id {t}"))),
+        })
+        .collect()
 }
 
-fn tokens(b: &Batch, l: &ListArray, i: usize, col: &str) -> anyhow::Result<Vec<u32>> {
-    let v = l.value(i);
-    let v = v.as_any().downcast_ref::<Int32Array>().expect("int32");
-    if v.null_count() > 0 {
-        return Err(b.row_error(i, col, "has a null token").into());
-    }
-    v.values().iter().map(|&t| u32::try_from(t).map_err(|_| anyhow::Error::from(b.row_error(i, col, format!("negative token id {t}"))))).collect()
+fn floats(v: &[Option<f32>]) -> Vec<f32> {
+    v.iter().map(|x| x.unwrap_or(0.0)).collect()
 }
 
-fn floats(l: &ListArray, i: usize) -> Vec<f32> {
-    let v = l.value(i);
-    let v = v.as_any().downcast_ref::<Float32Array>().expect("float32");
-    (0..v.len()).map(|j| if v.is_valid(j) { v.value(j) } else { 0.0 }).collect()
-}
-
-fn temperatures(b: &Batch) -> anyhow::Result<Float32Array> {
-    let t = b.required("temperature", &DataType::Float32)?;
-    Ok(t.as_any().downcast_ref::<Float32Array>().expect("f32").clone())
-}
-
-fn versions(b: &Batch) -> anyhow::Result<Option<Int64Array>> {
-    Ok(b.opt_column("policy_version", &DataType::Int64)?.map(|a| a.as_any().downcast_ref::<Int64Array>().expect("i64").clone()))
-}
-
-fn check_temperature(b: &Batch, i: usize, t: f32) -> anyhow::Result<()> {
+fn check_temperature(i: usize, t: f32) -> Result<(), RowError> {
     if !t.is_finite() || t < 0.0 {
-        return Err(b.row_error(i, "temperature", format!("{t} is not a temperature ≥ 0")).into());
+        return Err(RowError::new(i, "temperature", format!("{t} is not a temperature ≥ 0")));
     }
     Ok(())
 }
 
-/// Agent episodes from rollouts tables: `status` = ok only (a missing `status` column means ok),
-/// grouped per (`env_id`, `arm`).
-pub fn read_agent(paths: &[String]) -> anyhow::Result<(Vec<Sample>, ReadStats)> {
-    read_agent_arms(paths, None)
-}
-
-/// [`read_agent`] keeping only the episodes of `arms` (others are skipped as `arm=<name>`): the
-/// agent learns from its no-hint plays by default, the hint plays measuring regret.
-pub fn read_agent_arms(paths: &[String], arms: Option<&[&str]>) -> anyhow::Result<(Vec<Sample>, ReadStats)> {
+/// Agent episodes: `status` = ok only, grouped per (`env_id`, `arm`), keeping only the episodes
+/// of `arms` when given (others are skipped as `arm=<name>`): the agent learns from its no-hint
+/// plays by default, the hint plays measuring regret.
+pub fn agent_samples(rows: &[EpisodeIn], arms: Option<&[Arm]>) -> Result<(Vec<Sample>, ReadStats), RowError> {
     let mut out = Vec::new();
     let mut st = ReadStats::default();
-    for b in read(paths).context("agent batch")? {
-        let env = strs(&b, "env_id", true)?.unwrap();
-        let arm = strs(&b, "arm", true)?.unwrap();
-        let status = strs(&b, "status", false)?;
-        let ret = b.required("return", &DataType::Float64)?;
-        let ret = ret.as_any().downcast_ref::<Float64Array>().unwrap().clone();
-        let toks = lists(&b, "token_ids", DataType::Int32)?;
-        let mask = lists(&b, "loss_mask", DataType::UInt8)?;
-        let lps = lists(&b, "logprobs", DataType::Float32)?;
-        let temp = temperatures(&b)?;
-        let pv = versions(&b)?;
-        for i in 0..b.num_rows() {
-            st.rows += 1;
-            let status = s(&status, i).unwrap_or_else(|| "ok".into());
-            if status != "ok" {
-                st.skip(&format!("status={status}"));
-                continue;
-            }
-            if let Some(keep) = arms {
-                if !keep.contains(&arm.value(i)) {
-                    st.skip(&format!("arm={}", arm.value(i)));
-                    continue;
-                }
-            }
-            let tokens = tokens(&b, &toks, i, "token_ids")?;
-            let m = mask.value(i);
-            let m = m.as_any().downcast_ref::<UInt8Array>().unwrap();
-            let m: Vec<u8> = (0..m.len()).map(|j| u8::from(m.is_valid(j) && m.value(j) != 0)).collect();
-            let behaviour = floats(&lps, i);
-            if m.len() != tokens.len() {
-                return Err(b.row_error(i, "loss_mask", format!("has {} entries, token_ids {}", m.len(), tokens.len())).into());
-            }
-            if behaviour.len() != tokens.len() {
-                return Err(b.row_error(i, "logprobs", format!("has {} entries, token_ids {}", behaviour.len(), tokens.len())).into());
-            }
-            let r = ret.value(i);
-            if !r.is_finite() {
-                return Err(b.row_error(i, "return", format!("{r} is not finite")).into());
-            }
-            let t = temp.value(i);
-            check_temperature(&b, i, t)?;
-            let sample = Sample {
-                role: Role::Agent,
-                tokens,
-                mask: m,
-                behaviour,
-                temperature: t,
-                reward: r,
-                group: format!("{}\u{1f}{}", env.value(i), arm.value(i)),
-                advantage: 0.0,
-                policy_version: pv.as_ref().filter(|a| a.is_valid(i)).map(|a| a.value(i)),
-            };
-            if sample.trained_tokens() == 0 {
-                st.skip("no trained token");
-                continue;
-            }
-            out.push(sample);
+    for (i, row) in rows.iter().enumerate() {
+        st.rows += 1;
+        let status = row.status.unwrap_or_default();
+        if status != Status::Ok {
+            st.skip(&format!("status={status}"));
+            continue;
         }
+        if arms.is_some_and(|keep| !keep.contains(&row.arm)) {
+            st.skip(&format!("arm={}", row.arm));
+            continue;
+        }
+        let tokens = tokens(&row.token_ids, i, "token_ids")?;
+        let m: Vec<u8> = row.loss_mask.iter().map(|m| u8::from(m.is_some_and(|m| m != 0))).collect();
+        let behaviour = floats(&row.logprobs);
+        if m.len() != tokens.len() {
+            return Err(RowError::new(i, "loss_mask", format!("has {} entries, token_ids {}", m.len(), tokens.len())));
+        }
+        if behaviour.len() != tokens.len() {
+            return Err(RowError::new(i, "logprobs", format!("has {} entries, token_ids {}", behaviour.len(), tokens.len())));
+        }
+        let r = row.r#return;
+        if !r.is_finite() {
+            return Err(RowError::new(i, "return", format!("{r} is not finite")));
+        }
+        check_temperature(i, row.temperature)?;
+        let sample = Sample {
+            role: Role::Agent,
+            tokens,
+            mask: m,
+            behaviour,
+            temperature: row.temperature,
+            reward: r,
+            group: format!("{}\u{1f}{}", row.env_id, row.arm),
+            advantage: 0.0,
+            policy_version: row.policy_version,
+        };
+        if sample.trained_tokens() == 0 {
+            st.skip("no trained token");
+            continue;
+        }
+        out.push(sample);
     }
     Ok((out, st))
 }
@@ -218,87 +200,73 @@ pub fn read_agent_arms(paths: &[String], arms: Option<&[&str]>) -> anyhow::Resul
 /// Designer samples: candidates joined with scores on `candidate_id`; the sequence is
 /// `prompt_ids + response_ids`, the response trained. Candidates without a score row, or whose
 /// `reward_kind` is `unplayed`, are not trained.
-pub fn read_designer(candidates: &[String], scores: &[String], group: DesignerGroup) -> anyhow::Result<(Vec<Sample>, ReadStats)> {
+pub fn designer_samples(
+    candidates: &[DesignIn],
+    scores: &[ScoreIn],
+    group: DesignerGroup,
+) -> Result<(Vec<Sample>, ReadStats), (DesignerInput, RowError)> {
     let mut st = ReadStats::default();
-    if candidates.is_empty() {
-        return Ok((Vec::new(), st));
-    }
-    let mut reward: HashMap<String, (f64, Option<String>)> = HashMap::new();
-    for b in read(scores).context("designer scores")? {
-        let id = strs(&b, "candidate_id", true)?.unwrap();
-        let r = b.required("designer_reward", &DataType::Float64)?;
-        let r = r.as_any().downcast_ref::<Float64Array>().unwrap().clone();
-        let kind = strs(&b, "reward_kind", false)?;
-        for i in 0..b.num_rows() {
-            let v = r.value(i);
-            if !v.is_finite() {
-                return Err(b.row_error(i, "designer_reward", format!("{v} is not finite")).into());
-            }
-            if reward.insert(id.value(i).to_string(), (v, s(&kind, i))).is_some() {
-                return Err(b.row_error(i, "candidate_id", format!("duplicate candidate_id {:?}", id.value(i))).into());
-            }
+    let mut reward: HashMap<&str, (f64, Option<RewardKind>)> = HashMap::new();
+    for (i, row) in scores.iter().enumerate() {
+        let err = |column, msg| (DesignerInput::Scores, RowError::new(i, column, msg));
+        let v = row.designer_reward;
+        if !v.is_finite() {
+            return Err(err("designer_reward", format!("{v} is not finite")));
+        }
+        if reward.insert(&row.candidate_id, (v, row.reward_kind)).is_some() {
+            return Err(err("candidate_id", format!("duplicate candidate_id {:?}", row.candidate_id)));
         }
     }
     let mut out = Vec::new();
     let mut seen = HashSet::new();
-    for b in read(candidates).context("designer candidates")? {
-        let id = strs(&b, "candidate_id", true)?.unwrap();
-        let skill = strs(&b, "skill", group == DesignerGroup::Skill)?;
-        let doc = strs(&b, "doc_id", false)?;
-        let prompt = lists(&b, "prompt_ids", DataType::Int32)?;
-        let resp = lists(&b, "response_ids", DataType::Int32)?;
-        let lps = lists(&b, "response_logprobs", DataType::Float32)?;
-        let temp = temperatures(&b)?;
-        let pv = versions(&b)?;
-        for i in 0..b.num_rows() {
-            st.rows += 1;
-            let cid = id.value(i).to_string();
-            if !seen.insert(cid.clone()) {
-                return Err(b.row_error(i, "candidate_id", format!("duplicate candidate_id {cid:?}")).into());
-            }
-            let Some((r, kind)) = reward.get(&cid).cloned() else {
-                st.skip("unscored");
-                continue;
-            };
-            if kind.as_deref() == Some("unplayed") {
-                st.skip("unplayed");
-                continue;
-            }
-            let p = tokens(&b, &prompt, i, "prompt_ids")?;
-            let c = tokens(&b, &resp, i, "response_ids")?;
-            let lp = floats(&lps, i);
-            if lp.len() != c.len() {
-                return Err(b.row_error(i, "response_logprobs", format!("has {} entries, response_ids {}", lp.len(), c.len())).into());
-            }
-            if p.is_empty() || c.is_empty() {
-                st.skip("empty prompt or response");
-                continue;
-            }
-            let t = temp.value(i);
-            check_temperature(&b, i, t)?;
-            let key = match group {
-                DesignerGroup::Skill => s(&skill, i).unwrap_or_default(),
-                DesignerGroup::Doc => s(&doc, i).unwrap_or_else(|| "\u{1f}no-doc".into()),
-            };
-            let n = p.len();
-            let mut mask = vec![0u8; n];
-            mask.extend(std::iter::repeat_n(1u8, c.len()));
-            let mut behaviour = vec![0f32; n];
-            behaviour.extend(lp);
-            let mut tokens = p;
-            tokens.extend(c);
-            out.push(Sample {
-                role: Role::Designer,
-                tokens,
-                mask,
-                behaviour,
-                temperature: t,
-                reward: r,
-                group: key,
-                advantage: 0.0,
-                policy_version: pv.as_ref().filter(|a| a.is_valid(i)).map(|a| a.value(i)),
-            });
+    for (i, row) in candidates.iter().enumerate() {
+        let err = |e: RowError| (DesignerInput::Candidates, e);
+        st.rows += 1;
+        let cid = &row.candidate_id;
+        if !seen.insert(cid.clone()) {
+            return Err(err(RowError::new(i, "candidate_id", format!("duplicate candidate_id {cid:?}"))));
         }
+        let Some((r, kind)) = reward.get(cid.as_str()).copied() else {
+            st.skip("unscored");
+            continue;
+        };
+        if kind == Some(RewardKind::Unplayed) {
+            st.skip("unplayed");
+            continue;
+        }
+        let p = tokens(&row.prompt_ids, i, "prompt_ids").map_err(err)?;
+        let c = tokens(&row.response_ids, i, "response_ids").map_err(err)?;
+        let lp = floats(&row.response_logprobs);
+        if lp.len() != c.len() {
+            return Err(err(RowError::new(i, "response_logprobs", format!("has {} entries, response_ids {}", lp.len(), c.len()))));
+        }
+        if p.is_empty() || c.is_empty() {
+            st.skip("empty prompt or response");
+            continue;
+        }
+        check_temperature(i, row.temperature).map_err(err)?;
+        let key = match group {
+            DesignerGroup::Skill => row.skill.clone().ok_or_else(|| err(RowError::new(i, "skill", "is null")))?,
+            DesignerGroup::Doc => row.doc_id.clone().unwrap_or_else(|| "\u{1f}no-doc".into()),
+        };
+        let n = p.len();
+        let mut mask = vec![0u8; n];
+        mask.extend(std::iter::repeat_n(1u8, c.len()));
+        let mut behaviour = vec![0f32; n];
+        behaviour.extend(lp);
+        let mut tokens = p;
+        tokens.extend(c);
+        out.push(Sample {
+            role: Role::Designer,
+            tokens,
+            mask,
+            behaviour,
+            temperature: row.temperature,
+            reward: r,
+            group: key,
+            advantage: 0.0,
+            policy_version: row.policy_version,
+        });
     }
     Ok((out, st))
 }

@@ -14,7 +14,10 @@ pub mod optim;
 pub mod trainer;
 
 pub use advantage::{group_advantages, GroupStats, Norm};
-pub use data::{assign_advantages, read_agent, read_agent_arms, read_designer, AdvantageConfig, DesignerGroup, ReadStats, Role, Sample};
+pub use data::{
+    agent_samples, assign_advantages, designer_samples, AdvantageConfig, DesignIn, DesignerGroup, DesignerInput, EpisodeIn, ReadStats, Role, Sample,
+    ScoreIn,
+};
 pub use objective::{Objective, TokenTerms};
 pub use optim::AdamW;
 pub use trainer::{LossAgg, StepConfig, StepMetrics, StepPlan, Trainer, TrainerState};

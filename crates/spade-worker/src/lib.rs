@@ -1,16 +1,20 @@
-//! The worker process: a fork server with CPython initialised (embedded with pyo3).
+//! The sandbox worker (`spade-sandbox-worker`): a fork server with CPython initialised
+//! (embedded with pyo3).
 //!
-//! Started by [`crate::Sandbox`] as `spade-sandbox-worker --ctrl-fd N --scratch-root DIR
+//! Started by [`spade_sandbox::Sandbox`] as `spade-sandbox-worker --ctrl-fd N --scratch-root DIR
 //! [--netns auto|off]`; it never holds a model or an output file. The fork-server loop and
 //! the per-job episode server are Python (`driver.py`, embedded); the hardening is Rust
-//! ([`crate::harden`]), handed to the driver as a function.
+//! ([`spade_sandbox::harden`]), handed to the driver as a function. Its own crate so that only
+//! this binary compiles and links pyo3: the stages and `spade-sandbox` (the client) do not.
+
+#![forbid(unsafe_code)]
 
 use std::ffi::CString;
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 
-use crate::harden::{self, ChildConfig};
+use spade_sandbox::harden::{self, ChildConfig};
 
 const DRIVER: &str = include_str!("driver.py");
 

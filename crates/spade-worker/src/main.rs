@@ -8,5 +8,5 @@
 #![forbid(unsafe_code)]
 
 fn main() {
-    std::process::exit(spade_sandbox::worker::main());
+    std::process::exit(spade_worker::main());
 }
