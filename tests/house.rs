@@ -99,3 +99,24 @@ fn no_build_machine_paths_in_production_code() {
     }
     assert!(offenders.is_empty(), "build-machine paths compiled in: {offenders:?}");
 }
+
+/// Libraries take and return typed rows; reading and writing tables is the stages' business
+/// (the root package). The one exception is spade-corpus, whose streaming sampler reads a foreign
+/// corpus column by column under names the user maps (crates/README.md says so).
+#[test]
+fn only_the_stages_and_the_corpus_sampler_touch_table_io() {
+    let allowed = ["spade-io", "spade-cli", "spade-corpus"];
+    let mut offenders = Vec::new();
+    for e in std::fs::read_dir(root().join("crates")).unwrap() {
+        let dir = e.unwrap().path();
+        let manifest = dir.join("Cargo.toml");
+        let name = dir.file_name().unwrap().to_string_lossy().to_string();
+        if !manifest.exists() || allowed.contains(&name.as_str()) {
+            continue;
+        }
+        if spade_deps(&std::fs::read_to_string(manifest).unwrap()).iter().any(|d| d == "spade-io") {
+            offenders.push(name);
+        }
+    }
+    assert!(offenders.is_empty(), "libraries that read or write tables themselves: {offenders:?}");
+}

@@ -31,7 +31,6 @@ use spade_design::prompt::{default_prompts_dir, default_seed_dir, HintMode, Temp
 use spade_design::rows::CandidateRow;
 use spade_design::session::{design, DesignConfig, Designed};
 use spade_io::{TableWriter, WriteMeta};
-use spade_model::SamplingParams;
 use spade_schema::CANDIDATES;
 
 const EXAMPLES: &str = "\
@@ -235,15 +234,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         hint: args.hint,
         examples: args.examples,
         negatives: args.negatives,
-        params: SamplingParams {
-            temperature: args.model.temperature,
-            top_p: args.top_p,
-            top_k: args.top_k,
-            max_new_tokens: args.max_new_tokens,
-            stop: Vec::new(),
-            stop_on_eos: true,
-            max_batch: args.batch.max(1),
-        },
+        params: args.model.sampling(args.top_p, args.top_k, args.max_new_tokens, args.batch),
         repair: args.repair,
         jobs: args.jobs,
         max_turns: args.max_turns,

@@ -23,24 +23,18 @@
 
 #![forbid(unsafe_code)]
 
-use std::collections::HashMap;
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, Context};
-use arrow::array::{ArrayRef, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray};
-use arrow::datatypes::DataType;
 use clap::Parser;
 use serde::Serialize;
 use spade_cli::{Common, Shard};
-use spade_evals::bfcl::{self, End};
-use spade_evals::score::{ScoreOut, ScoreReq};
-use spade_evals::summary::Scored;
-use spade_evals::{Item, Scorer, ScorerConfig};
-use spade_io::{TableReader, TableWriter, WriteMeta};
-use spade_model::{GenerationRequest, Message, SamplingParams};
+use spade_evals::answer::{self, Answer, ResponseRow, Sampling};
+use spade_evals::{bfcl, Item, ScoreOut, Scorer, ScorerConfig, ENVS};
+use spade_io::{TableWriter, WriteMeta};
+use spade_model::SamplingParams;
 use spade_schema::EVAL;
 
 const EXAMPLES: &str = "\
@@ -131,36 +125,15 @@ fn main() -> ExitCode {
     spade_cli::main(|a: &Args| &a.common, run)
 }
 
-/// One response to score: item index, sample, text; `verdict` is set when there is nothing to
-/// score (a bfcl-mt episode that could not be played to its end).
-struct Answer {
-    item: usize,
-    sample: i32,
-    response: String,
-    verdict: Option<ScoreOut>,
-}
-
-impl Answer {
-    fn new(item: usize, sample: i32, response: String) -> Answer {
-        Answer { item, sample, response, verdict: None }
-    }
-}
-
 fn run(args: Args) -> anyhow::Result<()> {
     let start = Instant::now();
-    let (env_suites, named): (Vec<String>, Vec<String>) = args.suite.iter().map(|s| s.trim().to_string()).partition(|s| s.starts_with(ENVS));
-    let suites = if named.is_empty() && !env_suites.is_empty() {
-        Vec::new()
-    } else {
-        spade_evals::expand_suites(&named).map_err(|e| anyhow::anyhow!("--suite: {e}"))?
-    };
+    let (suites, env_suites) = spade_evals::split_suites(&args.suite).map_err(|e| anyhow::anyhow!("--suite: {e}"))?;
     if args.n == 0 || args.samples == 0 || args.max_turns == 0 || args.env_samples == Some(0) {
         bail!("--n, --samples, --env-samples and --max-turns must be at least 1");
     }
     if !env_suites.is_empty() && (args.self_check || !args.responses.is_empty()) {
         bail!("--suite envs:…: environments are played by the model, not scored from --responses or --self-check");
     }
-    let shard: Option<Shard> = args.shard;
     let temperature_given = std::env::args().any(|a| a == "--temperature" || a.starts_with("--temperature="));
     let temperature = if temperature_given || args.samples > 1 { args.model.temperature } else { 0.0 };
 
@@ -169,44 +142,31 @@ fn run(args: Args) -> anyhow::Result<()> {
     let mut items = if suites.is_empty() { Vec::new() } else { spade_evals::load_items(&python, &suites, args.n, rg_seed)? };
     let mut envs = Vec::new();
     for suite in &env_suites {
-        let path = &suite[ENVS.len()..];
-        for e in spade::envs::read_envs_or_folder(path).with_context(|| format!("--suite {suite}"))? {
-            items.push(Item {
-                suite: suite.clone(),
-                family: "envs".into(),
-                task: e.skill.clone().unwrap_or_else(|| "env".into()),
-                item_id: e.env_id.clone(),
-                prompt: Vec::new(),
-                answer: None,
-                reference: None,
-                meta: serde_json::json!({"env": envs.len()}),
-            });
+        for e in spade::envs::read_envs_or_folder(&suite[ENVS.len()..]).with_context(|| format!("--suite {suite}"))? {
+            items.push(Item::env(suite, envs.len(), e.skill.as_deref(), &e.env_id));
             envs.push(e);
         }
     }
-    if let Some(sh) = shard {
+    if let Some(sh) = args.shard {
         items.retain(|it| sh.owns(it.hash()));
     }
     tracing::info!("{} items: {:?}", items.len(), spade_evals::count_by_suite(&items));
 
     let site = spade_evals::site_paths(&python)?;
     let scorer = Scorer::new(&site, ScorerConfig { jobs: args.jobs.max(1), ..ScorerConfig::default() })?;
+    let bar = |n: u64, label: &str| args.common.progress(Some(n), label);
     let model_path = args.model.model_path();
     let (answers, policy_version, source) = if args.self_check {
-        let mut unchecked = Vec::new();
-        let mut out = Vec::new();
-        for (i, it) in items.iter().enumerate() {
-            match &it.reference {
-                Some(r) => out.push(Answer::new(i, 0, r.clone())),
-                None => unchecked.push(it.key()),
-            }
-        }
+        let (answers, unchecked) = answer::self_check(&items);
         if !unchecked.is_empty() {
             tracing::warn!("no reference answer to check: {}", unchecked.join(", "));
         }
-        (out, 0, "self-check".to_string())
+        (answers, 0, "self-check".to_string())
     } else if !args.responses.is_empty() {
-        (read_responses(&args.responses, &items)?, 0, args.responses.join(","))
+        // Another system's responses: every row must name a loaded item.
+        let rows = spade_io::read_rows::<ResponseRow, _>(&args.responses, &EVAL)?;
+        let answers = answer::from_responses(&items, &rows.rows).map_err(|e| rows.origins.error(e))?;
+        (answers, 0, args.responses.join(","))
     } else {
         let pv = spade_model::checkpoint::policy_version(&model_path)?;
         let source = match &args.server.server {
@@ -215,54 +175,9 @@ fn run(args: Args) -> anyhow::Result<()> {
         };
         (generate(&args, &items, &envs, temperature, &scorer)?, pv, source)
     };
+    let verdicts = answer::score(&scorer, &items, &answers, &bar);
 
-    // Score in the sandbox (all but the answers that already have a verdict).
-    let reqs: Vec<ScoreReq> = answers
-        .iter()
-        .filter(|a| a.verdict.is_none())
-        .map(|a| {
-            let it = &items[a.item];
-            ScoreReq {
-                suite: it.suite.clone(),
-                task: it.task.clone(),
-                response: a.response.clone(),
-                answer: it.answer.clone(),
-                meta: it.meta.clone(),
-            }
-        })
-        .collect();
-    let pb = args.common.progress(Some(reqs.len() as u64), "scoring");
-    let scored = scorer.score(&reqs, &|n| pb.inc(n as u64));
-    pb.finish_and_clear();
-    // The scored verdicts, in order, fill the answers that had none.
-    let mut scored = scored.into_iter();
-    let verdicts: Vec<ScoreOut> =
-        answers.iter().map(|a| a.verdict.clone().unwrap_or_else(|| scored.next().expect("one verdict per scored answer"))).collect();
-
-    // The table.
-    let col = |f: &dyn Fn(&Answer, &Item) -> Option<String>| -> ArrayRef {
-        Arc::new(answers.iter().map(|a| f(a, &items[a.item])).collect::<StringArray>())
-    };
-    let schema = EVAL.schema();
-    let mut columns: Vec<ArrayRef> = Vec::new();
-    for field in schema.fields() {
-        let c: ArrayRef = match field.name().as_str() {
-            "suite" => col(&|_, it| Some(it.suite.clone())),
-            "family" => col(&|_, it| Some(it.family.clone())),
-            "task" => col(&|_, it| Some(it.task.clone())),
-            "item_id" => col(&|_, it| Some(it.item_id.clone())),
-            "sample" => Arc::new(answers.iter().map(|a| a.sample).collect::<Int32Array>()),
-            "prompt" => col(&|_, it| Some(it.prompt_text())),
-            "response" => col(&|a, _| Some(a.response.clone())),
-            "answer" => col(&|_, it| it.answer.clone()),
-            "score" => Arc::new(verdicts.iter().map(|v| v.score).collect::<Float64Array>()),
-            "status" => Arc::new(verdicts.iter().map(|v| Some(v.status.clone())).collect::<StringArray>()),
-            "policy_version" => Arc::new(Int64Array::from(vec![policy_version; answers.len()])),
-            other => bail!("eval schema column `{other}` has no writer"),
-        };
-        columns.push(c);
-    }
-    let batch = RecordBatch::try_new(schema.clone(), columns)?;
+    let batch = EVAL.batch(&answer::rows(&items, &answers, &verdicts, policy_version)).map_err(anyhow::Error::msg)?;
     let mut config = spade_cli::config_json(&args);
     if let Some(o) = config.as_object_mut() {
         o.insert("model".into(), model_path.display().to_string().into());
@@ -272,25 +187,14 @@ fn run(args: Args) -> anyhow::Result<()> {
     }
     args.server.record(&mut config);
     let meta = WriteMeta { table: "eval".into(), seed: Some(args.common.seed), config: Some(config.clone()), tool: Some("spade-eval".into()) };
-
-    // The summary.
-    let keys: Vec<String> = items.iter().map(Item::key).collect();
-    let scored: Vec<Scored> = answers
-        .iter()
-        .zip(&verdicts)
-        .map(|(a, v)| {
-            let it = &items[a.item];
-            Scored { suite: &it.suite, family: &it.family, item: &keys[a.item], score: v.score, ok: v.status == "ok" }
-        })
-        .collect();
-    let summary = spade_evals::summarize(&scored, args.samples, spade_evals::suite_note);
+    let summary = answer::summary(&items, &answers, &verdicts, args.samples);
     let summary_json = serde_json::json!({
         "source": source, "policy_version": policy_version, "seed": args.common.seed, "rg_seed": rg_seed,
         "n": args.n, "samples": args.samples, "temperature": temperature,
         "shard": args.shard, "k": summary.k, "rows": summary.rows,
     });
 
-    let mut w = TableWriter::create(&args.output, schema, &meta)?;
+    let mut w = TableWriter::create(&args.output, EVAL.schema(), &meta)?;
     w.write(&batch)?;
     let rows = w.finish().with_context(|| format!("writing {}", args.output))?;
     if args.output != "-" {
@@ -306,78 +210,16 @@ fn run(args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Responses of another system: every row must name a loaded item.
-fn read_responses(paths: &[String], items: &[Item]) -> anyhow::Result<Vec<Answer>> {
-    let index: HashMap<(&str, &str, &str), usize> =
-        items.iter().enumerate().map(|(i, it)| ((it.suite.as_str(), it.task.as_str(), it.item_id.as_str()), i)).collect();
-    let reader = TableReader::open(paths)?;
-    reader.require(&[("suite", DataType::Utf8), ("task", DataType::Utf8), ("item_id", DataType::Utf8), ("response", DataType::Utf8)])?;
-    let mut out = Vec::new();
-    for batch in reader {
-        let b = batch?;
-        let suite = b.required("suite", &DataType::Utf8)?;
-        let task = b.required("task", &DataType::Utf8)?;
-        let item_id = b.required("item_id", &DataType::Utf8)?;
-        let response = b.column("response", &DataType::Utf8)?;
-        let sample = b.opt_column("sample", &DataType::Int64)?;
-        let s = |a: &ArrayRef| a.as_any().downcast_ref::<StringArray>().cloned().expect("utf8");
-        let (suite, task, item_id, response) = (s(&suite), s(&task), s(&item_id), s(&response));
-        let sample = sample.map(|a| a.as_any().downcast_ref::<Int64Array>().cloned().expect("int64"));
-        for r in 0..b.num_rows() {
-            let key = (suite.value(r), task.value(r), item_id.value(r));
-            let Some(&i) = index.get(&key) else {
-                return Err(b
-                    .row_error(r, "item_id", format!("no item {}/{}/{} in the loaded suites (check --suite, --n, --seed)", key.0, key.1, key.2))
-                    .into());
-            };
-            let smp = match &sample {
-                Some(a) if !arrow::array::Array::is_null(a, r) => i32::try_from(a.value(r)).map_err(|_| b.row_error(r, "sample", "out of range"))?,
-                _ => 0,
-            };
-            let text = if arrow::array::Array::is_null(&response, r) { String::new() } else { response.value(r).to_string() };
-            out.push(Answer::new(i, smp, text));
-        }
-    }
-    Ok(out)
-}
-
-/// Seed of one generation: the item, the run seed, the sample and the step within the episode.
-fn generation_seed(it: &Item, seed: u64, sample: usize, step: u64) -> u64 {
-    it.hash() ^ seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (sample as u64) ^ step.wrapping_mul(0xD1B5_4A32_D192_ED03)
-}
-
-/// Generate `--samples` responses per item with the model (bfcl-mt items: play their episodes).
+/// Generate `--samples` responses per item with the model (bfcl-mt items and environments: play
+/// their episodes).
 fn generate(args: &Args, items: &[Item], envs: &[spade_rollout::EnvSpec], temperature: f32, scorer: &Scorer) -> anyhow::Result<Vec<Answer>> {
     let generator = args.model.load_generator(&args.server).with_context(|| format!("loading model {}", args.model.model_path().display()))?;
-    let model = generator.model();
     let params = SamplingParams { temperature, max_new_tokens: args.max_tokens, max_batch: args.batch.max(1), ..SamplingParams::default() };
-    let mut out = play_bfcl(args, &*generator, items, &params, scorer)?;
-    out.extend(play_envs(args, &*generator, items, envs, &params)?);
-    let mut reqs = Vec::new();
-    let mut keys = Vec::new();
-    for (i, it) in items.iter().enumerate() {
-        if it.suite == "bfcl-mt" || it.suite.starts_with(ENVS) {
-            continue;
-        }
-        let msgs: Vec<Message> = it.prompt.iter().map(|m| Message::new(m.role.clone(), m.content.clone())).collect();
-        let prompt = model.encode_chat(&msgs, true)?;
-        for s in 0..args.samples {
-            let seed = generation_seed(it, args.common.seed, s, 0);
-            reqs.push(GenerationRequest { prompt: prompt.clone(), seed });
-            keys.push((i, s as i32));
-        }
-    }
-    // Similar lengths together, an item's samples side by side (they share their prompt's prefill).
-    let mut order: Vec<usize> = (0..reqs.len()).collect();
-    order.sort_by_key(|&i| reqs[i].prompt.len());
-    let reqs: Vec<GenerationRequest> = order.iter().map(|&i| reqs[i].clone()).collect();
-    let keys: Vec<(usize, i32)> = order.iter().map(|&i| keys[i]).collect();
-    let pb = args.common.progress(Some(reqs.len() as u64), "generating");
-    let gens = generator.generate_with_progress(&reqs, &params, &mut |n| pb.inc(n as u64))?;
-    for (g, &(item, sample)) in gens.into_iter().zip(&keys) {
-        out.push(Answer::new(item, sample, g.text));
-    }
-    pb.finish_and_clear();
+    let sampling = Sampling { params, samples: args.samples, seed: args.common.seed };
+    let bar = |n: u64, label: &str| args.common.progress(Some(n), label);
+    let mut out = bfcl::play(&*generator, items, &sampling, args.max_steps, scorer, &bar)?;
+    out.extend(play_envs(args, &*generator, items, envs, &sampling.params)?);
+    out.extend(answer::generate(&*generator, items, &sampling, &bar)?);
     out.sort_by_key(|a| (a.item, a.sample));
     if let Some(stats) = generator.engine_stats() {
         tracing::info!("{stats}");
@@ -385,10 +227,7 @@ fn generate(args: &Args, items: &[Item], envs: &[spade_rollout::EnvSpec], temper
     Ok(out)
 }
 
-/// Prefix of the suites that play environments.
-const ENVS: &str = "envs:";
-
-/// Play `--samples` no-hint episodes of every environment item (the rollout's episode loop,
+/// Play `--env-samples` no-hint episodes of every environment item (the rollout's episode loop,
 /// environments in the sandbox); each answer carries its verdict: the return, or the failure.
 fn play_envs(
     args: &Args,
@@ -431,85 +270,6 @@ fn play_envs(
         .map(|o| {
             let mut a = Answer::new(owner[o.spec.env], o.spec.episode as i32, o.transcript.to_string());
             a.verdict = Some(ScoreOut { score: o.ret, status: o.status.to_string(), extracted: None });
-            a
-        })
-        .collect())
-}
-
-/// Play `--samples` BFCL multi-turn episodes per bfcl-mt item: every live episode takes one step
-/// per pass (its replies generated in batches, their calls decoded and executed in the sandbox),
-/// until each has played its turns, hit the step limit, or can go no further.
-fn play_bfcl(
-    args: &Args,
-    generator: &dyn spade_model::Generator,
-    items: &[Item],
-    params: &SamplingParams,
-    scorer: &Scorer,
-) -> anyhow::Result<Vec<Answer>> {
-    let model = generator.model();
-    let mut eps = Vec::new();
-    for (i, it) in items.iter().enumerate().filter(|(_, it)| it.suite == "bfcl-mt") {
-        for s in 0..args.samples {
-            eps.push(bfcl::Episode::new(i, s as i32, it)?);
-        }
-    }
-    if eps.is_empty() {
-        return Ok(Vec::new());
-    }
-    let ctx = model.context_length();
-    let pb = args.common.progress(Some(eps.len() as u64), "bfcl-mt episodes");
-    loop {
-        let mut live: Vec<(usize, Vec<u32>)> = Vec::new();
-        for (e, ep) in eps.iter_mut().enumerate().filter(|(_, ep)| !ep.is_done()) {
-            let msgs: Vec<Message> = ep.messages().iter().map(|m| Message::new(m.role.clone(), m.content.clone())).collect();
-            let prompt = model.encode_chat(&msgs, true)?;
-            if prompt.len() + args.max_tokens > ctx {
-                // The transcript so far no longer fits with room for a reply.
-                ep.fail("context_exceeded");
-                pb.inc(1);
-                continue;
-            }
-            live.push((e, prompt));
-        }
-        if live.is_empty() {
-            break;
-        }
-        live.sort_by_key(|(_, p)| p.len());
-        // One call per turn for every live episode: the engine keeps `--slots` of them decoding.
-        {
-            let part = &live[..];
-            let reqs: Vec<GenerationRequest> = part
-                .iter()
-                .map(|(e, p)| {
-                    let ep = &eps[*e];
-                    let seed = generation_seed(&items[ep.item], args.common.seed, ep.sample as usize, ep.generations());
-                    GenerationRequest { prompt: p.clone(), seed }
-                })
-                .collect();
-            let gens = generator.generate(&reqs, params)?;
-            let steps: Vec<(&serde_json::Value, &[Vec<String>], &str)> =
-                part.iter().zip(&gens).map(|((e, _), g)| (&items[eps[*e].item].meta, eps[*e].executed(), g.text.as_str())).collect();
-            let outs = scorer.bfcl_steps(&steps);
-            for (((e, _), g), out) in part.iter().zip(&gens).zip(outs) {
-                let ep = &mut eps[*e];
-                match out {
-                    Ok(o) => ep.advance(&g.text, o, args.max_steps),
-                    Err(status) => ep.fail_step(&g.text, &status),
-                }
-                if ep.is_done() {
-                    pb.inc(1);
-                }
-            }
-        }
-    }
-    pb.finish_and_clear();
-    Ok(eps
-        .iter()
-        .map(|ep| {
-            let mut a = Answer::new(ep.item, ep.sample, ep.transcript());
-            if let Some(End::Failed(why)) = ep.end() {
-                a.verdict = Some(ScoreOut::failed(why.clone()));
-            }
             a
         })
         .collect())

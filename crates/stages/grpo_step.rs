@@ -23,8 +23,8 @@ use anyhow::Context;
 use clap::Parser;
 use serde::Serialize;
 use spade_cli::Common;
-use spade_train::external::ExternalStep;
-use spade_train::{assign_advantages, AdamW, AdvantageConfig, DesignerGroup, LossAgg, Norm, Objective, StepConfig, Trainer, TrainerState};
+use spade_train::grpo::{self, Written};
+use spade_train::{AdamW, Balance, DesignerGroup, DesignerScale, GrpoStep, LossAgg, Norm, Objective, StepConfig, TrainerState, Update};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -137,7 +137,7 @@ struct Args {
     /// Factor on the designer advantage: a number, or auto = min(agent samples / designer samples ×
     /// --designer-interval, --designer-scale-max), the reference's balance of the two roles' gradients
     /// (the designer has far fewer samples, trained once per --designer-interval agent steps).
-    #[arg(long, default_value = "1", value_name = "auto|X", value_parser = parse_scale)]
+    #[arg(long, default_value = "1", value_name = "auto|X")]
     designer_scale: DesignerScale,
 
     /// Agent steps per designer batch (the round's STEPS), for --designer-scale auto.
@@ -173,43 +173,6 @@ struct Args {
     common: Common,
 }
 
-/// `--designer-scale`: a fixed factor or the reference's automatic one.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum DesignerScale {
-    Auto,
-    Fixed(f64),
-}
-
-impl Serialize for DesignerScale {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            DesignerScale::Auto => s.serialize_str("auto"),
-            DesignerScale::Fixed(x) => s.serialize_f64(*x),
-        }
-    }
-}
-
-fn parse_scale(s: &str) -> Result<DesignerScale, String> {
-    if s == "auto" {
-        return Ok(DesignerScale::Auto);
-    }
-    match s.parse::<f64>() {
-        Ok(x) if x.is_finite() && x >= 0.0 => Ok(DesignerScale::Fixed(x)),
-        _ => Err(format!("`{s}`: expected auto or a number ≥ 0")),
-    }
-}
-
-impl DesignerScale {
-    /// The factor for a batch of `agent` and `designer` samples.
-    fn factor(self, agent: usize, designer: usize, interval: u32, max: f64) -> f64 {
-        match self {
-            DesignerScale::Fixed(x) => x,
-            DesignerScale::Auto if agent == 0 || designer == 0 => 1.0,
-            DesignerScale::Auto => (agent as f64 / designer as f64 * interval as f64).min(max),
-        }
-    }
-}
-
 fn main() -> ExitCode {
     spade_cli::main(|a: &Args| &a.common, run)
 }
@@ -233,11 +196,14 @@ fn run(args: Args) -> anyhow::Result<()> {
     } else {
         spade::read_designer(&args.candidates, &args.scores, args.designer_group)?
     };
-    let designer_scale = args.designer_scale.factor(agent.len(), designer.len(), args.designer_interval, args.designer_scale_max);
-    let adv_cfg = AdvantageConfig { agent_norm: args.agent_norm, designer_norm: args.designer_norm, designer_scale };
-    let mut all = agent;
-    all.extend(designer);
-    let (samples, agent_groups, designer_groups) = assign_advantages(all, &adv_cfg);
+    let balance = Balance {
+        agent_norm: args.agent_norm,
+        designer_norm: args.designer_norm,
+        designer_scale: args.designer_scale,
+        designer_interval: args.designer_interval,
+        designer_scale_max: args.designer_scale_max,
+    };
+    let batch = grpo::batch(agent, designer, &balance);
 
     if let Some(n) = args.model.threads {
         spade_model::options::set_threads(n);
@@ -268,8 +234,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         supervised: false,
     };
     let start = TrainerState::read(&model_path).with_context(|| format!("--model {}", model_path.display()))?;
-    let staleness = spade_train::trainer::staleness(&samples, start.step);
-    let ref_path = args.ref_model.clone().unwrap_or_else(|| PathBuf::from(&start.initial_model));
+    let staleness = spade_train::trainer::staleness(&batch.samples, start.step);
     let mut config = spade_cli::config_json(&args);
     if let Some(o) = config.as_object_mut() {
         o.insert("model".into(), model_path.display().to_string().into());
@@ -279,39 +244,21 @@ fn run(args: Args) -> anyhow::Result<()> {
         data.push(("candidates", args.candidates.join(" ")));
         data.push(("scores", args.scores.join(" ")));
     }
-    let card = |metrics: &serde_json::Value| {
-        spade_train::card::render(&spade_train::card::Card {
-            stage: "spade-grpo-step",
-            model: &model_path.display().to_string(),
-            initial_model: &start.initial_model,
-            base: &start.initial_model,
-            round: args.common.round,
-            step: metrics["step"].as_i64().unwrap_or(start.step + 1),
-            data: data.clone(),
-            metrics: metrics.clone(),
-            config: config.clone(),
-        })
+    let step = GrpoStep {
+        model: &model_path,
+        start: &start,
+        reference: args.ref_model.as_deref(),
+        cfg: &cfg,
+        output: &args.output,
+        round: args.common.round,
+        data,
+        config: &config,
     };
-    // The checkpoint's writing time (with an external trainer: all but its update's own time).
-    let (m, save_s) = if let Some(command) = &args.trainer {
-        let kind = if args.model.device.starts_with("cuda") { "cuda" } else { "cpu" };
-        let ext = ExternalStep { command, model: &model_path, start: &start, reference: Some(&ref_path), threads: args.model.threads, device: kind };
-        let t = std::time::Instant::now();
-        let m = ext.run(&samples, &cfg, &args.output, card)?;
-        let save_s = t.elapsed().as_secs_f64() - m["time"]["total"].as_f64().unwrap_or(0.0);
-        (m, save_s)
-    } else {
-        let mut trainer = Trainer::open(&model_path, &device).with_context(|| format!("--model {}", model_path.display()))?;
-        let reference = if args.kl_coef != 0.0 && !samples.is_empty() {
-            Some(spade_model::load(&ref_path, &device).with_context(|| format!("KL reference {}", ref_path.display()))?)
-        } else {
-            None
-        };
-        let m = serde_json::to_value(trainer.step(&samples, &cfg, reference.as_ref())?)?;
-        let t = std::time::Instant::now();
-        trainer.save(&args.output, Some(&card(&m)))?;
-        (m, t.elapsed().as_secs_f64())
+    let update = match &args.trainer {
+        Some(command) => Update::External { command, threads: args.model.threads, device: &args.model.device },
+        None => Update::Here(&device),
     };
+    let Written { metrics: m, save_s } = step.run(&batch.samples, update)?;
     tracing::info!(
         step = m["step"].as_i64(),
         agent = m["agent"]["samples"].as_u64(),
@@ -328,9 +275,9 @@ fn run(args: Args) -> anyhow::Result<()> {
             "output": args.output.display().to_string(),
             "policy_version": m["step"],
             "metrics": m,
-            "groups": {"agent": agent_groups, "designer": designer_groups},
-            "dropped_groups": agent_groups.dropped_groups + designer_groups.dropped_groups,
-            "designer_scale": designer_scale,
+            "groups": {"agent": batch.agent_groups, "designer": batch.designer_groups},
+            "dropped_groups": batch.agent_groups.dropped_groups + batch.designer_groups.dropped_groups,
+            "designer_scale": batch.designer_scale,
             "read": {"agent": agent_read, "designer": designer_read},
             "designer_staleness": staleness.map(|(mean, max)| serde_json::json!({"mean": mean, "max": max})),
             "save_s": save_s,

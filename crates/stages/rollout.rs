@@ -22,8 +22,8 @@ use clap::Parser;
 use serde::Serialize;
 use spade_cli::{Common, Shard};
 use spade_io::{TableReader, TableWriter, WriteMeta};
-use spade_rollout::seed::{env_hash, episode_seed};
-use spade_rollout::{EnvSpec, EpisodeOutcome, EpisodeSpec, ModelPolicy, PlayConfig, Stamp, Templates};
+use spade_rollout::seed::env_hash;
+use spade_rollout::{EnvSpec, EpisodeOutcome, ModelPolicy, PlayConfig, PoolDraw, Stamp, Templates};
 use spade_sandbox::{Limits, Sandbox, SandboxConfig};
 use spade_schema::ROLLOUTS;
 
@@ -183,16 +183,11 @@ fn run(args: Args) -> anyhow::Result<()> {
     let memory = spade::envs::read_memory(&args.memory)?;
     let (n_new, n_memory) = (new.len(), memory.len());
     let want = if args.pool_like.is_empty() { args.pool } else { distinct_env_ids(&args.pool_like)? };
-    let mut pool = match args.pool_draw {
-        PoolChoice::Recent => spade_rollout::active_pool(new, memory, want),
-        PoolChoice::Draw => {
-            let mut p = spade_rollout::active_pool(new, Vec::new(), 0);
-            let drawn = spade_rollout::drawn_pool(memory, want, args.common.seed, args.common.round);
-            let new_ids: std::collections::HashSet<String> = p.iter().map(|e| e.env_id.clone()).collect();
-            p.extend(drawn.into_iter().filter(|e| !new_ids.contains(&e.env_id)));
-            p
-        }
+    let draw = match args.pool_draw {
+        PoolChoice::Recent => PoolDraw::Recent,
+        PoolChoice::Draw => PoolDraw::Draw,
     };
+    let mut pool = spade_rollout::choose_pool(new, memory, want, draw, args.common.seed, args.common.round);
     let pool_size = pool.len();
     if let Some(s) = shard {
         pool.retain(|e| s.owns(env_hash(&e.env_id)));
@@ -204,14 +199,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     );
 
     let (seed, round, step) = (args.common.seed, args.common.round, args.step);
-    let mut specs = Vec::new();
-    for (i, e) in pool.iter().enumerate() {
-        for &arm in &arms {
-            for k in 0..args.group as u32 {
-                specs.push(EpisodeSpec { env: i, arm, episode: k, seed: episode_seed(seed, round, step, &e.env_id, arm.as_str(), k) });
-            }
-        }
-    }
+    let specs = spade_rollout::episode_specs(&pool, &arms, args.group as u32, seed, round, step);
 
     let model_path = args.model.model_path();
     let policy_version = spade_model::checkpoint::policy_version(&model_path)?;
@@ -225,18 +213,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     let mut stats = spade_rollout::PlayStats::default();
     if !specs.is_empty() {
         let generator = args.model.load_generator(&args.server).with_context(|| format!("loading model {}", model_path.display()))?;
-        let policy = ModelPolicy {
-            model: &*generator,
-            params: spade_model::SamplingParams {
-                temperature: args.model.temperature,
-                top_p: args.top_p,
-                top_k: args.top_k,
-                max_new_tokens: args.max_new_tokens,
-                stop: Vec::new(),
-                stop_on_eos: true,
-                max_batch: args.batch.max(1),
-            },
-        };
+        let policy = ModelPolicy { model: &*generator, params: args.model.sampling(args.top_p, args.top_k, args.max_new_tokens, args.batch) };
         let limits = Limits { call_timeout: std::time::Duration::from_secs_f64(args.call_timeout), ..Limits::default() };
         let sandbox = Sandbox::new(SandboxConfig { jobs: args.jobs.max(1), limits, ..Default::default() }).context("starting the sandbox")?;
         let play = PlayConfig {
@@ -278,23 +255,15 @@ fn run(args: Args) -> anyhow::Result<()> {
         let _ = std::fs::remove_file(p);
     }
 
-    let mut per_arm = serde_json::Map::new();
-    for &arm in &arms {
-        let ok: Vec<&EpisodeOutcome> = outcomes.iter().filter(|o| o.spec.arm == arm && o.status == spade_schema::Status::Ok).collect();
-        let mean = if ok.is_empty() { None } else { Some(ok.iter().map(|o| o.ret).sum::<f64>() / ok.len() as f64) };
-        per_arm.insert(arm.as_str().into(), serde_json::json!({"ok": ok.len(), "mean_return": mean}));
-    }
-    let mut statuses = std::collections::BTreeMap::<String, usize>::new();
-    for o in &outcomes {
-        *statuses.entry(o.status.to_string()).or_default() += 1;
-    }
+    let summary = spade_rollout::outcome_summary(&outcomes, &arms);
     let secs = start.elapsed().as_secs_f64();
     tracing::info!(
-        "{n} episodes of {} environments into {} ({:.1} episodes/min, {:.1} generated tokens/s, statuses {statuses:?})",
+        "{n} episodes of {} environments into {} ({:.1} episodes/min, {:.1} generated tokens/s, statuses {})",
         pool.len(),
         args.output,
         n as f64 / secs * 60.0,
-        stats.generated_tokens as f64 / stats.wall_secs.max(1e-9)
+        stats.generated_tokens as f64 / stats.wall_secs.max(1e-9),
+        summary["statuses"]
     );
     args.common.metrics(
         "spade-rollout",
@@ -302,8 +271,8 @@ fn run(args: Args) -> anyhow::Result<()> {
             "episodes": n,
             "environments": pool.len(),
             "pool": pool_size,
-            "arms": per_arm,
-            "statuses": statuses,
+            "arms": summary["arms"],
+            "statuses": summary["statuses"],
             "play": stats,
             "episodes_per_min": n as f64 / secs * 60.0,
             "seconds": secs,

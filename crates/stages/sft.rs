@@ -26,13 +26,12 @@ use clap::Parser;
 use serde::Serialize;
 use spade::envs::{read_design_memory, read_docs};
 use spade_cli::Common;
-use spade_design::memory::{set_env_ids, MemoryEntry};
 use spade_design::prompt::{default_prompts_dir, Document, HintMode, PromptSpec, Templates};
-use spade_design::warmup::{pairs, split, supervised_sequence, target_text};
+use spade_design::warmup;
 use spade_io::{TableWriter, WriteMeta};
-use spade_model::{Message, Model};
 use spade_train::optim::Schedule;
-use spade_train::{AdamW, LossAgg, Role, Sample, StepConfig, Trainer};
+use spade_train::sft::{self, SftConfig};
+use spade_train::{Sample, Trainer};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -147,23 +146,6 @@ fn main() -> ExitCode {
     spade_cli::main(|a: &Args| &a.common, run)
 }
 
-/// One supervised sequence as a trainer sample (the designer's role, advantage unused).
-fn sample(model: &Model, prompt: &[Message], prompt_ids: &[u32], target: &str) -> anyhow::Result<Sample> {
-    let (tokens, mask) = supervised_sequence(model, prompt, prompt_ids, target)?;
-    let n = tokens.len();
-    Ok(Sample {
-        role: Role::Designer,
-        tokens,
-        mask,
-        behaviour: vec![0.0; n],
-        temperature: 1.0,
-        reward: 0.0,
-        group: String::new(),
-        advantage: 0.0,
-        policy_version: None,
-    })
-}
-
 fn run(args: Args) -> anyhow::Result<()> {
     let t0 = Instant::now();
     anyhow::ensure!((0.0..1.0).contains(&args.held_out), "--held-out must be in [0, 1)");
@@ -172,12 +154,8 @@ fn run(args: Args) -> anyhow::Result<()> {
     if !matches!(args.setting.as_str(), "games" | "tool-use") {
         bail!("--setting must be games or tool-use");
     }
-    let mut pool: Vec<MemoryEntry> = read_design_memory(&args.pool).with_context(|| format!("--pool {}", args.pool.join(" ")))?;
-    set_env_ids(&mut pool, spade_sandbox::validate::env_id);
-    pool.retain(|e| e.setting.as_deref().unwrap_or("games") == args.setting);
-    // One copy of each environment (a grown pool may hold an environment twice).
-    let mut seen = std::collections::HashSet::new();
-    pool.retain(|e| seen.insert(e.env_id.clone()));
+    let pool = read_design_memory(&args.pool).with_context(|| format!("--pool {}", args.pool.join(" ")))?;
+    let pool = warmup::pool_of(pool, &args.setting);
     if pool.is_empty() {
         bail!("--pool holds no environment of the {} setting", args.setting);
     }
@@ -186,12 +164,12 @@ fn run(args: Args) -> anyhow::Result<()> {
         bail!("--docs holds no document");
     }
     let seed = args.common.seed;
-    let sp = split(&pool, &docs, args.split_seed.unwrap_or(seed), args.held_out);
+    let sp = warmup::split(&pool, &docs, args.split_seed.unwrap_or(seed), args.held_out);
     if sp.train_envs.is_empty() || sp.train_docs.is_empty() {
         bail!("nothing left to train on after holding out {} of {} environments and {} documents", args.held_out, pool.len(), docs.len());
     }
-    let train_pairs = pairs(&pool, &sp.train_envs, &docs, &sp.train_docs, args.per_env, seed);
-    let held_pairs = pairs(&pool, &sp.held_out_envs, &docs, &sp.held_out_docs, 1, seed);
+    let train_pairs = warmup::pairs(&pool, &sp.train_envs, &docs, &sp.train_docs, args.per_env, seed);
+    let held_pairs = warmup::pairs(&pool, &sp.held_out_envs, &docs, &sp.held_out_docs, 1, seed);
 
     let model_path = args.model.model_path();
     if let Some(n) = args.model.threads {
@@ -201,25 +179,15 @@ fn run(args: Args) -> anyhow::Result<()> {
     let mut trainer = Trainer::open(&model_path, &device).with_context(|| format!("--model {}", model_path.display()))?;
     let ctx = trainer.model.context_length();
     anyhow::ensure!(args.max_new_tokens + 16 < ctx, "--max-new-tokens {} leaves no room in the context of {ctx}", args.max_new_tokens);
-    let budget = ctx - args.max_new_tokens;
     let templates = Templates::load(&args.prompts.clone().unwrap_or_else(default_prompts_dir))?;
     let spec = PromptSpec { setting: &args.setting, hint_mode: args.hint, examples: args.examples, negatives: 0 };
-    let train_pool: Vec<MemoryEntry> = sp.train_envs.iter().map(|&i| pool[i].clone()).collect();
-    let build = |pairs: &[(usize, usize)], exclude_target: bool| -> anyhow::Result<Vec<Sample>> {
-        let mut out = Vec::with_capacity(pairs.len());
-        for &(e, d) in pairs {
-            let env = &pool[e];
-            let memory: Vec<MemoryEntry> = train_pool.iter().filter(|m| !exclude_target || m.env_id != env.env_id).cloned().collect();
-            let skill = env.skill.clone().unwrap_or_else(|| "unknown".into());
-            let tie = format!("warmup/{seed}/{}/{}", env.env_id, docs[d].doc_id);
-            let p = spade_design::group_prompt(&trainer.model, &templates, &spec, &memory, Some(&docs[d]), &skill, &tie, budget)
-                .with_context(|| format!("prompt for environment {} and document {}", env.env_id, docs[d].doc_id))?;
-            out.push(sample(&trainer.model, &p.messages, &p.ids, &target_text(env, args.hint))?);
-        }
-        Ok(out)
+    let render = warmup::Render { model: &trainer.model, templates: &templates, spec: &spec, budget: ctx - args.max_new_tokens, seed };
+    let samples = |pairs: &[(usize, usize)], exclude_target: bool| -> anyhow::Result<Vec<Sample>> {
+        let seqs = warmup::sequences(&render, &pool, &sp.train_envs, &docs, pairs, exclude_target)?;
+        Ok(seqs.into_iter().map(|(tokens, mask)| sft::sample(tokens, mask)).collect())
     };
-    let train = build(&train_pairs, true)?;
-    let held = build(&held_pairs, false)?;
+    let train = samples(&train_pairs, true)?;
+    let held = samples(&held_pairs, false)?;
     let longest = train.iter().map(|s| s.tokens.len()).max().unwrap_or(0);
     tracing::info!(
         "{} training pairs ({} environments × {} documents each, longest {longest} tokens), {} held-out pairs; {} epochs",
@@ -230,53 +198,24 @@ fn run(args: Args) -> anyhow::Result<()> {
         args.epochs
     );
 
-    let (held_before, held_tokens) = spade_train::trainer::mean_nll(&trainer.model, &held, args.micro_batch)?;
-    let mut cfg = StepConfig {
-        adamw: AdamW { lr: args.lr, weight_decay: args.weight_decay, max_grad_norm: args.max_grad_norm, ..AdamW::default() },
-        loss_agg: LossAgg::TokenMean,
+    let cfg = SftConfig {
+        epochs: args.epochs,
+        batch: args.batch,
         micro_batch: args.micro_batch,
-        supervised: true,
+        lr: args.lr,
+        lr_schedule: args.lr_schedule,
+        warmup: args.warmup,
+        weight_decay: args.weight_decay,
+        max_grad_norm: args.max_grad_norm,
         keep_activations_mib: args.keep_activations,
-        ..StepConfig::default()
     };
-    let updates_per_epoch = train.len().div_ceil(args.batch);
-    let total_updates = updates_per_epoch * args.epochs;
-    let warmup_updates = (args.warmup * total_updates as f64).round() as usize;
-    let pb = args.common.progress(Some(total_updates as u64), "warm-up");
-    let (mut epochs, mut held_by_epoch) = (Vec::new(), Vec::new());
-    for epoch in 0..args.epochs {
-        // A seeded order per epoch.
-        let mut order: Vec<usize> = (0..train.len()).collect();
-        order.sort_by_key(|&i| spade_design::hash_hex(&["warmup-order", &seed.to_string(), &epoch.to_string(), &i.to_string()]));
-        let (mut loss, mut n) = (0.0, 0usize);
-        for (u, chunk) in order.chunks(args.batch).enumerate() {
-            let batch: Vec<Sample> = chunk.iter().map(|&i| train[i].clone()).collect();
-            let update = epoch * updates_per_epoch + u;
-            cfg.adamw.lr = args.lr_schedule.lr(args.lr, update, total_updates, warmup_updates);
-            let m = trainer.step(&batch, &cfg, None)?;
-            loss += m.loss * m.designer.tokens as f64;
-            n += m.designer.tokens;
-            pb.inc(1);
-        }
-        let mean = if n == 0 { 0.0 } else { loss / n as f64 };
-        epochs.push(mean);
-        // The held-out loss after every epoch (a few forward passes), to see where overfitting starts.
-        let (h, _) = spade_train::trainer::mean_nll(&trainer.model, &held, args.micro_batch)?;
-        pb.suspend(|| tracing::info!("epoch {}: training loss {mean:.4} per token, held-out {h:.4}", epoch + 1));
-        held_by_epoch.push(h);
-    }
-    pb.finish_and_clear();
-    let held_after = held_by_epoch.last().copied().unwrap_or(held_before);
-    tracing::info!("held-out loss per token: {held_before:.4} before, {held_after:.4} after ({held_tokens} tokens)");
+    let order = |epoch| warmup::epoch_order(seed, epoch, train.len());
+    let report = sft::train(&mut trainer, &train, &held, &cfg, order, |n| args.common.progress(Some(n), "warm-up"))?;
+    let (held_before, held_after) = (report.held_out_before, report.held_out_after);
 
     // The checkpoint starts self-play afresh: step 0, no optimizer moments, itself the KL reference.
-    let updates = trainer.state.step;
-    trainer.opt = spade_train::optim::State::zeros(trainer.model.weights().named_vars());
-    trainer.state.step = 0;
-    trainer.state.optimizer_steps = 0;
     std::fs::create_dir_all(args.output.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new(".")))?;
-    let out_abs = std::path::absolute(&args.output)?;
-    trainer.state.initial_model = out_abs.display().to_string();
+    let updates = sft::restart(&mut trainer, std::path::absolute(&args.output)?.display().to_string());
     let mut config = spade_cli::config_json(&args);
     if let Some(o) = config.as_object_mut() {
         o.insert("model".into(), model_path.display().to_string().into());
@@ -315,13 +254,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         w.finish()?;
     }
     if let Some(path) = &args.split {
-        let ids = |idx: &[usize], f: &dyn Fn(usize) -> String| idx.iter().map(|&i| f(i)).collect::<Vec<_>>();
-        let env_id = |i: usize| pool[i].env_id.clone();
-        let doc_id = |i: usize| docs[i].doc_id.clone();
-        let v = serde_json::json!({
-            "train_envs": ids(&sp.train_envs, &env_id), "held_out_envs": ids(&sp.held_out_envs, &env_id),
-            "train_docs": ids(&sp.train_docs, &doc_id), "held_out_docs": ids(&sp.held_out_docs, &doc_id),
-        });
+        let v = serde_json::to_value(sp.ids(&pool, &docs))?;
         let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
         std::fs::write(&tmp, serde_json::to_string_pretty(&v)? + "\n").with_context(|| format!("{}: cannot write", tmp.display()))?;
         std::fs::rename(&tmp, path).with_context(|| format!("{}: cannot write", path.display()))?;
@@ -335,8 +268,8 @@ fn run(args: Args) -> anyhow::Result<()> {
             "train_pair_ids": train_pairs.iter().map(|&(e, d)| [pool[e].env_id.clone(), docs[d].doc_id.clone()]).collect::<Vec<_>>(),
             "train_envs": sp.train_envs.len(), "held_out_envs": sp.held_out_envs.len(),
             "train_docs": sp.train_docs.len(), "held_out_docs": sp.held_out_docs.len(),
-            "epoch_loss": epochs, "held_out_loss_before": held_before, "held_out_loss_after": held_after,
-            "held_out_loss_by_epoch": held_by_epoch,
+            "epoch_loss": report.epoch_loss, "held_out_loss_before": held_before, "held_out_loss_after": held_after,
+            "held_out_loss_by_epoch": report.held_out_by_epoch,
             "updates": updates, "wall_s": t0.elapsed().as_secs_f64(), "config": config,
         }),
     )?;

@@ -14,8 +14,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
@@ -24,9 +22,8 @@ use clap::Parser;
 use serde::{Deserialize, Serialize};
 use spade_cli::Common;
 use spade_io::{TableReader, TableWriter, WriteMeta};
-use spade_sandbox::validate::{self, Candidate, CheckConfig, Setting, Stage, Verdict};
+use spade_sandbox::validate::{self, Candidate, CheckConfig, Origin, Setting, Verdict};
 use spade_sandbox::{Limits, Sandbox, SandboxConfig};
-use spade_schema::{EnvRow, RejectRow};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -109,22 +106,19 @@ fn main() -> ExitCode {
     spade_cli::main(|a: &Args| &a.common, run)
 }
 
-/// One input row, with what validate reads from it.
-struct Row {
-    code: Option<String>,
-    /// The reference solver (a `solver` column, or the code's part after `# --- solver ---`).
-    solver: Option<String>,
-    hint: Option<String>,
-    skill: Option<String>,
-    setting: Option<String>,
-    candidate_id: Option<String>,
-    source: Option<String>,
+/// The input: each row's candidate and what identifies it, and the table (all rows, unified
+/// schema) to carry columns from (None for a folder).
+struct Input {
+    cands: Vec<Candidate>,
+    origins: Vec<Origin>,
+    carried: Option<RecordBatch>,
 }
 
-struct Input {
-    rows: Vec<Row>,
-    /// The input table (all rows, unified schema) to carry columns from; None for a folder.
-    carried: Option<RecordBatch>,
+/// One input row: the code (a solver after its marker split off, unless `solver` gives one), its
+/// header or columns.
+fn candidate(code: Option<&str>, solver: Option<String>, hint: Option<String>, setting: Option<&str>) -> Candidate {
+    let (code, in_code) = validate::split_solver_opt(code);
+    Candidate { code, hint, setting: Setting::parse(setting), solver: solver.filter(|x| !x.trim().is_empty()).or(in_code) }
 }
 
 fn is_py(p: &Path) -> bool {
@@ -152,22 +146,15 @@ fn py_files(inputs: &[String]) -> anyhow::Result<Option<Vec<PathBuf>>> {
 }
 
 fn read_folder(files: &[PathBuf]) -> anyhow::Result<Input> {
-    let mut rows = Vec::new();
+    let mut input = Input { cands: Vec::new(), origins: Vec::new(), carried: None };
     for f in files {
         let bytes = std::fs::read(f).with_context(|| format!("{}: cannot read", f.display()))?;
         let code = String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{}: not UTF-8 text", f.display()))?;
-        let (code, solver) = validate::split_solver(&code);
-        rows.push(Row {
-            hint: spade_design::memory::header(&code, "hint"),
-            skill: spade_design::memory::header(&code, "skill"),
-            setting: spade_design::memory::header(&code, "setting"),
-            candidate_id: None,
-            source: f.file_name().map(|n| n.to_string_lossy().to_string()),
-            code: Some(code),
-            solver,
-        });
+        let header = |key| spade_design::memory::header(&code, key);
+        input.cands.push(candidate(Some(&code), None, header("hint"), header("setting").as_deref()));
+        input.origins.push(Origin { candidate_id: None, skill: header("skill"), source: f.file_name().map(|n| n.to_string_lossy().to_string()) });
     }
-    Ok(Input { rows, carried: None })
+    Ok(input)
 }
 
 /// The columns of an input row validate reads (a candidates, envs or memory table).
@@ -191,46 +178,17 @@ fn read_table(inputs: &[String]) -> anyhow::Result<Input> {
         bail!("{origin}: column `code` (or `final_code`): missing");
     }
     let batches = reader.read_all()?;
-    let mut rows = Vec::new();
+    let mut input = Input { cands: Vec::new(), origins: Vec::new(), carried: None };
     for b in &batches {
         for r in b.rows::<InRow>(&spade_schema::CANDIDATES)? {
-            let (code, in_code) = validate::split_solver_opt(r.final_code.as_deref().or(r.code.as_deref()));
-            rows.push(Row {
-                code,
-                solver: r.solver.filter(|x| !x.trim().is_empty()).or(in_code),
-                hint: r.hint,
-                skill: r.skill,
-                setting: r.setting,
-                candidate_id: r.candidate_id,
-                source: r.source,
-            });
+            input.cands.push(candidate(r.final_code.as_deref().or(r.code.as_deref()), r.solver, r.hint, r.setting.as_deref()));
+            input.origins.push(Origin { candidate_id: r.candidate_id, skill: r.skill, source: r.source });
         }
     }
     let carried =
         arrow::compute::concat_batches(&schema, batches.iter().map(|b| &b.batch)).with_context(|| format!("{origin}: cannot combine shards"))?;
-    Ok(Input { rows, carried: Some(carried) })
-}
-
-/// Validate's own columns of an `envs` row, after the contract's.
-#[derive(Serialize, Deserialize)]
-struct EnvExtras {
-    class_name: Option<String>,
-    probe_episodes: i64,
-    probe_wins: i64,
-    probe_max_turns: i64,
-    solver: Option<String>,
-    solver_episodes: Option<i64>,
-    solver_wins: Option<i64>,
-}
-
-/// Validate's own columns of a `rejects` row, after the contract's.
-#[derive(Serialize, Deserialize)]
-struct RejectExtras {
-    source: Option<String>,
-    class_name: Option<String>,
-    solver: Option<String>,
-    solver_episodes: Option<i64>,
-    solver_wins: Option<i64>,
+    input.carried = Some(carried);
+    Ok(input)
 }
 
 /// One output table: the contract's rows, validate's extras, then the input's other columns
@@ -268,20 +226,15 @@ fn run(args: Args) -> anyhow::Result<()> {
         Some(files) => read_folder(&files)?,
         None => read_table(&args.input)?,
     };
-    let n = input.rows.len();
-    let cands: Vec<Candidate> = input
-        .rows
-        .iter()
-        .map(|r| Candidate { code: r.code.clone(), hint: r.hint.clone(), setting: Setting::parse(r.setting.as_deref()), solver: r.solver.clone() })
-        .collect();
+    let (cands, origins) = (&input.cands, &input.origins);
+    let n = cands.len();
     let cfg = CheckConfig {
         max_turns: args.max_turns,
         solver_seeds: (0..args.solver_seeds).collect(),
         require_solver: args.require_solver,
         ..CheckConfig::default()
     };
-    let jobs = args.jobs.max(1).min(n.max(1));
-    let mut verdicts: Vec<Verdict> = Vec::with_capacity(n);
+    let mut verdicts: Vec<Verdict> = Vec::new();
     if n > 0 {
         let limits = Limits {
             load_timeout: Duration::from_secs_f64(args.load_timeout),
@@ -290,34 +243,18 @@ fn run(args: Args) -> anyhow::Result<()> {
             reward_range,
             ..Limits::default()
         };
+        let jobs = args.jobs.clamp(1, n);
         let sb = Sandbox::new(SandboxConfig { jobs, limits, ..SandboxConfig::default() }).context("starting the sandbox")?;
         let pb = args.common.progress(Some(n as u64), "validating");
-        let next = AtomicUsize::new(0);
-        let slots: Vec<Mutex<Option<Verdict>>> = (0..n).map(|_| Mutex::new(None)).collect();
-        std::thread::scope(|s| {
-            for _ in 0..jobs {
-                s.spawn(|| loop {
-                    let i = next.fetch_add(1, Ordering::SeqCst);
-                    if i >= n {
-                        break;
-                    }
-                    let v = validate::check(&sb, &cands[i], &cfg);
-                    tracing::debug!(row = i, stage = v.stage.as_str(), status = %v.status, "{}", v.error);
-                    *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(v);
-                    pb.inc(1);
-                });
-            }
-        });
+        verdicts = validate::check_all(&sb, cands, &cfg, jobs, &|| pb.inc(1));
         pb.finish_and_clear();
-        verdicts = slots.into_iter().map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()).expect("every row checked")).collect();
     }
-    let labels: Vec<String> = input
-        .rows
+    let labels: Vec<String> = origins
         .iter()
         .enumerate()
         .map(|(i, r)| r.candidate_id.clone().or_else(|| r.source.clone()).map(|l| format!("{l} (row {})", i + 1)).unwrap_or(format!("row {}", i + 1)))
         .collect();
-    let codes: Vec<Option<&str>> = input.rows.iter().map(|r| r.code.as_deref()).collect();
+    let codes: Vec<Option<&str>> = cands.iter().map(|c| c.code.as_deref()).collect();
     let known: Vec<(String, String)> = if args.known.is_empty() {
         Vec::new()
     } else {
@@ -326,59 +263,9 @@ fn run(args: Args) -> anyhow::Result<()> {
     validate::mark_duplicates(&codes, &mut verdicts, &labels, &known);
 
     let (pass, fail): (Vec<usize>, Vec<usize>) = (0..n).partition(|&i| verdicts[i].passed());
-    let rows = &input.rows;
-    let setting = |r: &Row| Some(Setting::parse(r.setting.as_deref()));
-    let solver_count = |i: usize, f: &dyn Fn(&validate::SolverStats) -> u32| verdicts[i].solver.as_deref().map(|s| f(s) as i64);
-    let env_rows: Vec<EnvRow> = pass
-        .iter()
-        .map(|&i| EnvRow {
-            candidate_id: rows[i].candidate_id.clone(),
-            env_id: rows[i].code.as_deref().map(validate::env_id).unwrap_or_default(),
-            code: rows[i].code.clone().unwrap_or_default(),
-            hint: rows[i].hint.clone(),
-            skill: rows[i].skill.clone(),
-            setting: setting(&rows[i]),
-            source: rows[i].source.clone(),
-        })
-        .collect();
-    let env_extras: Vec<EnvExtras> = pass
-        .iter()
-        .map(|&i| EnvExtras {
-            class_name: verdicts[i].class_name.clone(),
-            probe_episodes: verdicts[i].probe.episodes as i64,
-            probe_wins: verdicts[i].probe.wins as i64,
-            probe_max_turns: verdicts[i].probe.max_episode_turns as i64,
-            solver: rows[i].solver.clone(),
-            solver_episodes: solver_count(i, &|s| s.episodes),
-            solver_wins: solver_count(i, &|s| s.wins),
-        })
-        .collect();
+    let (env_rows, env_extras): (Vec<_>, Vec<_>) = pass.iter().map(|&i| verdicts[i].env_row(&cands[i], &origins[i])).unzip();
     let envs = build(&spade_schema::ENVS, &env_rows, &env_extras, input.carried.as_ref(), &pass)?;
-    let reject_rows: Vec<RejectRow> = fail
-        .iter()
-        .map(|&i| RejectRow {
-            candidate_id: rows[i].candidate_id.clone(),
-            env_id: rows[i].code.as_deref().map(validate::env_id),
-            code: rows[i].code.clone(),
-            hint: rows[i].hint.clone(),
-            skill: rows[i].skill.clone(),
-            setting: setting(&rows[i]),
-            stage: verdicts[i].stage.as_str().to_string(),
-            status: verdicts[i].status.as_str().to_string(),
-            error: verdicts[i].error.clone(),
-            validity: verdicts[i].validity,
-        })
-        .collect();
-    let reject_extras: Vec<RejectExtras> = fail
-        .iter()
-        .map(|&i| RejectExtras {
-            source: rows[i].source.clone(),
-            class_name: verdicts[i].class_name.clone(),
-            solver: rows[i].solver.clone(),
-            solver_episodes: solver_count(i, &|s| s.episodes),
-            solver_wins: solver_count(i, &|s| s.wins),
-        })
-        .collect();
+    let (reject_rows, reject_extras): (Vec<_>, Vec<_>) = fail.iter().map(|&i| verdicts[i].reject_row(&cands[i], &origins[i])).unzip();
     let rejects = build(&spade_schema::REJECTS, &reject_rows, &reject_extras, input.carried.as_ref(), &fail)?;
 
     let config = spade_cli::config_json(&args);
@@ -395,20 +282,9 @@ fn run(args: Args) -> anyhow::Result<()> {
     for &i in &fail {
         *by_stage.entry(verdicts[i].stage.as_str()).or_default() += 1;
     }
-    // The reference solvers: how many candidates brought one, and how many valid environments
-    // (passed, or rejected only as duplicates or for their solver) it won every episode of.
-    let checked: Vec<&Verdict> = verdicts.iter().filter(|v| matches!(v.stage, Stage::Passed | Stage::Duplicate | Stage::Solver)).collect();
-    let with_solver = input.rows.iter().filter(|r| r.solver.is_some()).count();
-    let winning = checked.iter().filter(|v| v.solver.as_ref().is_some_and(|s| s.won_all())).count();
-    let solver = serde_json::json!({
-        "candidates_with_solver": with_solver,
-        "valid": checked.len(),
-        "valid_with_winning_solver": winning,
-        "winning_solver_share": if checked.is_empty() { 0.0 } else { winning as f64 / checked.len() as f64 },
-    });
+    let solver = serde_json::to_value(validate::SolverSummary::of(cands, &verdicts))?;
     let secs = start.elapsed().as_secs_f64();
     tracing::info!("validated {n} candidates in {secs:.1}s: {} envs, {} rejects {:?}; solvers: {solver}", pass.len(), fail.len(), by_stage);
-    let _ = Stage::Passed;
     args.common.metrics(
         "spade-validate",
         serde_json::json!({

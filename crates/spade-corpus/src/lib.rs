@@ -17,11 +17,11 @@ pub mod draw;
 use std::collections::{BinaryHeap, HashMap};
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, BooleanArray, Int32Array, RecordBatch, StringArray, UInt32Array};
+use arrow::array::{Array, ArrayRef, RecordBatch, StringArray, UInt32Array};
 use arrow::compute::{concat_batches, take_record_batch};
-use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use arrow::datatypes::DataType;
 use spade_io::Batch;
-use spade_schema::DOCS;
+use spade_schema::{DocRow, DOCS};
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -283,34 +283,28 @@ fn build_docs(chosen: Vec<Entry>, names: &ColumnNames, max_words: usize) -> Resu
         }
         None => Arc::new(StringArray::from_iter(chosen.iter().map(|e| Some(shard_name(&e.origin))))),
     };
-    let mut text = Vec::with_capacity(all.num_rows());
-    let mut words = Vec::with_capacity(all.num_rows());
-    let mut cut = Vec::with_capacity(all.num_rows());
-    for i in 0..all.num_rows() {
-        let t = if texts.is_valid(i) { texts.value(i) } else { "" };
-        let (t, w, c) = truncate_words(t, max_words);
-        text.push(t.to_string());
-        words.push(w as i32);
-        cut.push(c);
-    }
-    let mut fields: Vec<Field> = docs_schema.fields().iter().map(|f| f.as_ref().clone()).collect();
-    let mut cols: Vec<ArrayRef> = vec![
-        Arc::new(StringArray::from_iter_values((0..ids.len()).map(|i| ids.value(i)))),
-        domain,
-        source,
-        Arc::new(StringArray::from(text)),
-        Arc::new(Int32Array::from(words)),
-        Arc::new(BooleanArray::from(cut)),
-    ];
-    for (f, c) in schema.fields().iter().zip(all.columns()) {
-        if special.iter().any(|s| *s == f.name()) || docs_schema.field_with_name(f.name()).is_ok() {
-            continue;
-        }
-        fields.push(f.as_ref().clone().with_nullable(true));
-        cols.push(c.clone());
-    }
-    let out_schema: SchemaRef = Arc::new(Schema::new(fields));
-    Ok(RecordBatch::try_new(out_schema, cols)?)
+    let domain = domain.as_any().downcast_ref::<StringArray>().expect("utf8");
+    let source = source.as_any().downcast_ref::<StringArray>().expect("utf8");
+    let docs: Vec<DocRow> = (0..all.num_rows())
+        .map(|i| {
+            let (text, words, truncated) = truncate_words(if texts.is_valid(i) { texts.value(i) } else { "" }, max_words);
+            let opt = |a: &StringArray| a.is_valid(i).then(|| a.value(i).to_string());
+            DocRow {
+                doc_id: ids.value(i).to_string(),
+                domain: opt(domain),
+                source: opt(source),
+                text: text.to_string(),
+                words: words as i32,
+                truncated,
+            }
+        })
+        .collect();
+    let base = DOCS.batch(&docs).map_err(arrow::error::ArrowError::InvalidArgumentError)?;
+    // The corpus's other columns, carried through (its id, text, domain and source columns are the docs' own).
+    let keep: Vec<usize> = (0..schema.fields().len()).filter(|&k| !special.iter().any(|s| *s == schema.field(k).name())).collect();
+    let carried = all.project(&keep)?;
+    let take: Vec<usize> = (0..all.num_rows()).collect();
+    Ok(spade_io::widen(&base, &[], Some((&carried, &take)))?)
 }
 
 fn shard_name(origin: &str) -> String {

@@ -1,14 +1,27 @@
-//! The designer warm-up's data: a validated pool of environments paired with documents by domain
-//! and skill, a deterministic held-out split of both, and (prompt, response) pairs whose prompt is
-//! rendered by [`crate::prompt::group_prompt`] — the very function `spade-design` uses — and whose
-//! response is the environment written the way [`crate::parse_response`] reads it.
+//! The designer warm-up's data: a validated pool of environments ([`pool_of`]) paired with
+//! documents by domain and skill, a deterministic held-out split of both, and (prompt, response)
+//! pairs whose prompt is rendered by [`crate::prompt::group_prompt`] — the very function
+//! `spade-design` uses — and whose response is the environment written the way
+//! [`crate::parse_response`] reads it ([`sequences`]), taken in a seeded order each epoch
+//! ([`epoch_order`]). The training itself is `spade_train::sft`'s.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 
-use crate::memory::{strip_header, MemoryEntry};
-use crate::prompt::Document;
+use crate::memory::{set_env_ids, strip_header, MemoryEntry};
+use crate::prompt::{group_prompt, Document, PromptSpec, Templates};
 use crate::{hash_hex, Result};
 use spade_model::{Message, Model};
+
+/// The warm-up's pool of one `setting`: environments read from `.py` files take the validator's
+/// id, those of the other setting are left out, and an environment a grown pool holds twice is
+/// kept once (its first copy).
+pub fn pool_of(mut pool: Vec<MemoryEntry>, setting: &str) -> Vec<MemoryEntry> {
+    set_env_ids(&mut pool, spade_sandbox::validate::env_id);
+    pool.retain(|e| e.setting.as_deref().unwrap_or("games") == setting);
+    let mut seen = HashSet::new();
+    pool.retain(|e| seen.insert(e.env_id.clone()));
+    pool
+}
 
 /// The corpus domains whose documents ground environments of a default skill (documents of any
 /// domain serve a skill outside the table).
@@ -39,6 +52,29 @@ pub struct Split {
     pub held_out_envs: Vec<usize>,
     pub train_docs: Vec<usize>,
     pub held_out_docs: Vec<usize>,
+}
+
+/// The ids of each side of a [`Split`] (what `spade-sft --split` writes).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SplitIds {
+    pub train_envs: Vec<String>,
+    pub held_out_envs: Vec<String>,
+    pub train_docs: Vec<String>,
+    pub held_out_docs: Vec<String>,
+}
+
+impl Split {
+    /// The environment and document ids of each side.
+    pub fn ids(&self, envs: &[MemoryEntry], docs: &[Document]) -> SplitIds {
+        let env_ids = |idx: &[usize]| idx.iter().map(|&i| envs[i].env_id.clone()).collect();
+        let doc_ids = |idx: &[usize]| idx.iter().map(|&i| docs[i].doc_id.clone()).collect();
+        SplitIds {
+            train_envs: env_ids(&self.train_envs),
+            held_out_envs: env_ids(&self.held_out_envs),
+            train_docs: doc_ids(&self.train_docs),
+            held_out_docs: doc_ids(&self.held_out_docs),
+        }
+    }
 }
 
 /// Splits environments (by `env_id`) and documents (by `doc_id`) with [`held_out`]. With two
@@ -102,11 +138,14 @@ pub fn target_text(env: &MemoryEntry, hint_mode: crate::HintMode) -> String {
     s
 }
 
+/// A supervised sequence: its tokens, and its mask (1 on the target's tokens).
+pub type Sequence = (Vec<u32>, Vec<u8>);
+
 /// A supervised sequence: the prompt's tokens (mask 0), then the target as the model's chat
 /// template renders an assistant answer, cut after its end-of-turn token (mask 1) — what
 /// generation from that prompt would produce, ending where generation stops. When the template
 /// tokenises the boundary differently, the target's own tokens and an end-of-sequence token.
-pub fn supervised_sequence(model: &Model, prompt: &[Message], prompt_ids: &[u32], target: &str) -> Result<(Vec<u32>, Vec<u8>)> {
+pub fn supervised_sequence(model: &Model, prompt: &[Message], prompt_ids: &[u32], target: &str) -> Result<Sequence> {
     let eos = model.eos_ids();
     let mut msgs = prompt.to_vec();
     msgs.push(Message::assistant(target.to_string()));
@@ -124,6 +163,69 @@ pub fn supervised_sequence(model: &Model, prompt: &[Message], prompt_ids: &[u32]
     tokens.extend(&tail);
     mask.extend(std::iter::repeat_n(1u8, tail.len()));
     Ok((tokens, mask))
+}
+
+/// What renders a pair's prompt as `spade-design` does: the model (its tokenizer and chat
+/// template), the templates, the prompt spec (its hint mode also shapes the target), the prompt's
+/// token budget, and the run's seed (it breaks the ties of the examples' choice).
+pub struct Render<'a> {
+    pub model: &'a Model,
+    pub templates: &'a Templates,
+    pub spec: &'a PromptSpec<'a>,
+    pub budget: usize,
+    pub seed: u64,
+}
+
+/// Why a pair has no supervised sequence.
+#[derive(Debug, thiserror::Error)]
+pub enum PairError {
+    /// Its prompt could not be rendered (e.g. it does not fit the budget).
+    #[error("prompt for environment {env_id} and document {doc_id}")]
+    Prompt {
+        env_id: String,
+        doc_id: String,
+        #[source]
+        source: Box<crate::Error>,
+    },
+    /// The model could not encode it.
+    #[error(transparent)]
+    Encoding(#[from] crate::Error),
+}
+
+/// The supervised sequences ([`supervised_sequence`]) of (environment, document) `pairs` of
+/// `envs` and `docs`: the designer prompt of the environment's skill and the document, its memory
+/// examples drawn from the environments `examples` (indices into `envs`; less the target itself
+/// when `exclude_target`, as for training pairs), then the environment as [`target_text`].
+pub fn sequences(
+    r: &Render,
+    envs: &[MemoryEntry],
+    examples: &[usize],
+    docs: &[Document],
+    pairs: &[(usize, usize)],
+    exclude_target: bool,
+) -> Result<Vec<Sequence>, PairError> {
+    let pool: Vec<&MemoryEntry> = examples.iter().map(|&i| &envs[i]).collect();
+    let mut out = Vec::with_capacity(pairs.len());
+    for &(e, d) in pairs {
+        let (env, doc) = (&envs[e], &docs[d]);
+        let memory: Vec<MemoryEntry> = pool.iter().filter(|m| !exclude_target || m.env_id != env.env_id).map(|&m| m.clone()).collect();
+        let skill = env.skill.clone().unwrap_or_else(|| "unknown".into());
+        let tie = format!("warmup/{}/{}/{}", r.seed, env.env_id, doc.doc_id);
+        let p = group_prompt(r.model, r.templates, r.spec, &memory, Some(doc), &skill, &tie, r.budget).map_err(|source| PairError::Prompt {
+            env_id: env.env_id.clone(),
+            doc_id: doc.doc_id.clone(),
+            source: Box::new(source),
+        })?;
+        out.push(supervised_sequence(r.model, &p.messages, &p.ids, &target_text(env, r.spec.hint_mode))?);
+    }
+    Ok(out)
+}
+
+/// The order of `n` training pairs in `epoch` (from 0): a seeded shuffle, anew each epoch.
+pub fn epoch_order(seed: u64, epoch: usize, n: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_key(|&i| hash_hex(&["warmup-order", &seed.to_string(), &epoch.to_string(), &i.to_string()]));
+    order
 }
 
 #[cfg(test)]
@@ -187,5 +289,40 @@ mod tests {
             }
         }
         assert_eq!(p.len(), 2 * s.train_envs.len());
+    }
+
+    #[test]
+    fn the_pool_keeps_one_copy_of_each_environment_of_the_setting() {
+        let tool = MemoryEntry { setting: Some("tool-use".into()), ..env("T", "x") };
+        let pool = pool_of(vec![env("A", "x"), env("B", "x"), env("A", "y"), tool.clone()], "games");
+        assert_eq!(pool.iter().map(|e| (e.env_id.as_str(), e.skill.as_deref())).collect::<Vec<_>>(), [("A", Some("x")), ("B", Some("x"))]);
+        assert_eq!(pool_of(vec![env("A", "x"), tool], "tool-use").len(), 1);
+        // The split's ids name each side's items.
+        let docs = [doc("d0", "math"), doc("d1", "code")];
+        let s = Split { train_envs: vec![1], held_out_envs: vec![0], train_docs: vec![0, 1], held_out_docs: vec![] };
+        let ids = s.ids(&pool, &docs);
+        assert_eq!(
+            (ids.train_envs, ids.held_out_envs, ids.train_docs),
+            (vec!["B".to_string()], vec!["A".to_string()], vec!["d0".into(), "d1".into()])
+        );
+    }
+
+    #[test]
+    fn each_epoch_has_its_own_seeded_order() {
+        let o = epoch_order(7, 0, 20);
+        let mut sorted = o.clone();
+        sorted.sort();
+        assert_eq!(sorted, (0..20).collect::<Vec<_>>(), "a permutation");
+        assert_eq!(o, epoch_order(7, 0, 20));
+        assert_ne!(o, epoch_order(7, 1, 20));
+        assert_ne!(o, epoch_order(8, 0, 20));
+    }
+
+    #[test]
+    fn a_prompt_error_names_its_pair_then_the_cause() {
+        use std::error::Error as _;
+        let e = PairError::Prompt { env_id: "A".into(), doc_id: "d0".into(), source: Box::new(crate::Error::Budget("too long".into())) };
+        assert_eq!(e.to_string(), "prompt for environment A and document d0");
+        assert_eq!(e.source().map(|c| c.to_string()).as_deref(), Some("too long"));
     }
 }

@@ -9,12 +9,15 @@
 //! The model's calls are untrusted (the backends `eval()` them), so decoding and execution run in
 //! the sandbox ([`crate::Scorer::bfcl_step`]); this module only keeps the episode's state. The
 //! transcript (a JSON list of turns, each a list of steps `{"reply", "calls", "results",
-//! "error"}`) is the row's `response`, and BFCL's multi-turn checker scores it.
+//! "error"}`) is the row's `response`, and BFCL's multi-turn checker scores it. [`play`] plays
+//! every episode of a run, batching the replies across episodes.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+use spade_model::{GenerationRequest, Generator};
 
-use crate::{Item, Message};
+use crate::answer::{Answer, Bar, Sampling};
+use crate::{Item, Message, ScoreOut, Scorer};
 
 /// BFCL's step limit per turn (`MAXIMUM_STEP_LIMIT` in `bfcl_eval.constants.default_prompts`).
 pub const MAX_STEPS: usize = 20;
@@ -167,6 +170,84 @@ impl Episode {
         }
         serde_json::to_string(&turns).expect("JSON values serialise")
     }
+}
+
+/// Play `sampling.samples` episodes per bfcl-mt item of `items`: every live episode takes one
+/// step per pass (its replies generated in batches, their calls decoded and executed in the
+/// sandbox), until each has played its turns, hit `max_steps`, or can go no further (its prompt
+/// leaves no room for a reply of `max_new_tokens`, the sandbox failed: then its answer carries
+/// the failure as its verdict).
+pub fn play(
+    generator: &dyn Generator,
+    items: &[Item],
+    sampling: &Sampling,
+    max_steps: usize,
+    scorer: &Scorer,
+    bar: Bar,
+) -> anyhow::Result<Vec<Answer>> {
+    let model = generator.model();
+    let mut eps = Vec::new();
+    for (i, it) in items.iter().enumerate().filter(|(_, it)| it.suite == "bfcl-mt") {
+        for s in 0..sampling.samples {
+            eps.push(Episode::new(i, s as i32, it)?);
+        }
+    }
+    if eps.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ctx = model.context_length();
+    let pb = bar(eps.len() as u64, "bfcl-mt episodes");
+    loop {
+        let mut live: Vec<(usize, Vec<u32>)> = Vec::new();
+        for (e, ep) in eps.iter_mut().enumerate().filter(|(_, ep)| !ep.is_done()) {
+            let prompt = model.encode_chat(&crate::chat(ep.messages()), true)?;
+            if prompt.len() + sampling.params.max_new_tokens > ctx {
+                // The transcript so far no longer fits with room for a reply.
+                ep.fail("context_exceeded");
+                pb.inc(1);
+                continue;
+            }
+            live.push((e, prompt));
+        }
+        if live.is_empty() {
+            break;
+        }
+        live.sort_by_key(|(_, p)| p.len());
+        // One call per turn for every live episode: the engine keeps its slots decoding.
+        let reqs: Vec<GenerationRequest> = live
+            .iter()
+            .map(|(e, p)| {
+                let ep = &eps[*e];
+                let seed = items[ep.item].generation_seed(sampling.seed, ep.sample as usize, ep.generations());
+                GenerationRequest { prompt: p.clone(), seed }
+            })
+            .collect();
+        let gens = generator.generate(&reqs, &sampling.params)?;
+        let steps: Vec<(&Value, &[Vec<String>], &str)> =
+            live.iter().zip(&gens).map(|((e, _), g)| (&items[eps[*e].item].meta, eps[*e].executed(), g.text.as_str())).collect();
+        let outs = scorer.bfcl_steps(&steps);
+        for (((e, _), g), out) in live.iter().zip(&gens).zip(outs) {
+            let ep = &mut eps[*e];
+            match out {
+                Ok(o) => ep.advance(&g.text, o, max_steps),
+                Err(status) => ep.fail_step(&g.text, &status),
+            }
+            if ep.is_done() {
+                pb.inc(1);
+            }
+        }
+    }
+    pb.finish_and_clear();
+    Ok(eps
+        .iter()
+        .map(|ep| {
+            let mut a = Answer::new(ep.item, ep.sample, ep.transcript());
+            if let Some(End::Failed(why)) = ep.end() {
+                a.verdict = Some(ScoreOut::failed(why.clone()));
+            }
+            a
+        })
+        .collect())
 }
 
 #[cfg(test)]

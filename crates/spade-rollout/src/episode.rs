@@ -89,6 +89,35 @@ pub struct EpisodeOutcome {
     pub attempts: u32,
 }
 
+/// The episodes of a rollout: `group` per environment of `pool` and arm, each with its seed from
+/// (run seed, round, step, env_id, arm, episode).
+pub fn episode_specs(pool: &[EnvSpec], arms: &[Arm], group: u32, seed: u64, round: u64, step: u64) -> Vec<EpisodeSpec> {
+    let mut specs = Vec::new();
+    for (i, e) in pool.iter().enumerate() {
+        for &arm in arms {
+            for k in 0..group {
+                specs.push(EpisodeSpec { env: i, arm, episode: k, seed: crate::seed::episode_seed(seed, round, step, &e.env_id, arm.as_str(), k) });
+            }
+        }
+    }
+    specs
+}
+
+/// Per arm, the ok episodes and their mean return; and the count of each status.
+pub fn outcome_summary(outcomes: &[EpisodeOutcome], arms: &[Arm]) -> serde_json::Value {
+    let mut per_arm = serde_json::Map::new();
+    for &arm in arms {
+        let ok: Vec<&EpisodeOutcome> = outcomes.iter().filter(|o| o.spec.arm == arm && o.status == Status::Ok).collect();
+        let mean = if ok.is_empty() { None } else { Some(ok.iter().map(|o| o.ret).sum::<f64>() / ok.len() as f64) };
+        per_arm.insert(arm.as_str().into(), serde_json::json!({"ok": ok.len(), "mean_return": mean}));
+    }
+    let mut statuses = std::collections::BTreeMap::<String, usize>::new();
+    for o in outcomes {
+        *statuses.entry(o.status.to_string()).or_default() += 1;
+    }
+    serde_json::json!({"arms": per_arm, "statuses": statuses})
+}
+
 /// What every row of one rollout run carries: the weights, round, step and temperature that
 /// played it.
 #[derive(Debug, Clone, Copy, PartialEq)]

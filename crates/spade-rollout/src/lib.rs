@@ -27,9 +27,9 @@ pub mod pool;
 pub mod prompt;
 pub mod seed;
 
-pub use episode::{play, Arm, EpisodeOutcome, EpisodeSpec, PlayConfig, PlayStats, Stamp};
+pub use episode::{episode_specs, outcome_summary, play, Arm, EpisodeOutcome, EpisodeSpec, PlayConfig, PlayStats, Stamp};
 pub use policy::{ModelPolicy, Policy, ScriptedPolicy};
-pub use pool::{active_pool, drawn_pool, EnvSpec, MemoryEnv};
+pub use pool::{active_pool, choose_pool, drawn_pool, EnvSpec, MemoryEnv, PoolDraw};
 pub use prompt::Templates;
 pub use spade_schema::Setting;
 

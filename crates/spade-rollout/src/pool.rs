@@ -36,6 +36,30 @@ pub struct MemoryEnv {
     pub label: Label,
 }
 
+/// How the memory's share of the active pool is chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PoolDraw {
+    /// [`active_pool`]: the most recently played memory environments with a playable label.
+    Recent,
+    /// [`drawn_pool`]: the fixed-pool baseline's seeded draw over the whole memory.
+    Draw,
+}
+
+/// The pool a rollout plays: the new environments, then `want` memory environments chosen by
+/// `draw` (`seed` and `round` set the baseline's draw).
+pub fn choose_pool(new: Vec<EnvSpec>, memory: Vec<MemoryEnv>, want: usize, draw: PoolDraw, seed: u64, round: u64) -> Vec<EnvSpec> {
+    match draw {
+        PoolDraw::Recent => active_pool(new, memory, want),
+        PoolDraw::Draw => {
+            let mut p = active_pool(new, Vec::new(), 0);
+            let new_ids: HashSet<String> = p.iter().map(|e| e.env_id.clone()).collect();
+            p.extend(drawn_pool(memory, want, seed, round).into_iter().filter(|e| !new_ids.contains(&e.env_id)));
+            p
+        }
+    }
+}
+
 /// New environments (duplicates of an `env_id` dropped, first kept), then up to `pool` memory
 /// environments not among them: playable labels, `last_round` descending, later rows first
 /// among equals.

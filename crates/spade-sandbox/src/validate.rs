@@ -43,6 +43,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use spade_schema::{EnvRow, RejectRow};
+
 use crate::{CallError, Episode, Sandbox, Status};
 
 /// Jaccard similarity of 5-token shingles at or above which two environments are near duplicates.
@@ -590,6 +592,138 @@ fn hint_leak(ep: &mut Episode, hint: &str, setting: Setting, stats: &ProbeStats,
 fn answer_inner(a: &str) -> Option<String> {
     let v: Value = serde_json::from_str(a).ok()?;
     (v.get("name")?.as_str()? == "answer").then(|| v["arguments"]["answer"].as_str().map(str::to_string)).flatten()
+}
+
+/// What identifies a candidate in validate's outputs besides its code.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Origin {
+    pub candidate_id: Option<String>,
+    pub skill: Option<String>,
+    /// The file of a folder pool.
+    pub source: Option<String>,
+}
+
+/// Validate's own columns of an `envs` row, after the contract's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EnvExtras {
+    pub class_name: Option<String>,
+    pub probe_episodes: i64,
+    pub probe_wins: i64,
+    pub probe_max_turns: i64,
+    pub solver: Option<String>,
+    pub solver_episodes: Option<i64>,
+    pub solver_wins: Option<i64>,
+}
+
+/// Validate's own columns of a `rejects` row, after the contract's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RejectExtras {
+    pub source: Option<String>,
+    pub class_name: Option<String>,
+    pub solver: Option<String>,
+    pub solver_episodes: Option<i64>,
+    pub solver_wins: Option<i64>,
+}
+
+impl Verdict {
+    fn solver_count(&self, f: impl Fn(&SolverStats) -> u32) -> Option<i64> {
+        self.solver.as_deref().map(|s| f(s) as i64)
+    }
+
+    /// The `envs` row of a candidate that passed, and validate's columns.
+    pub fn env_row(&self, c: &Candidate, o: &Origin) -> (EnvRow, EnvExtras) {
+        let row = EnvRow {
+            candidate_id: o.candidate_id.clone(),
+            env_id: c.code.as_deref().map(env_id).unwrap_or_default(),
+            code: c.code.clone().unwrap_or_default(),
+            hint: c.hint.clone(),
+            skill: o.skill.clone(),
+            setting: Some(c.setting),
+            source: o.source.clone(),
+        };
+        let extras = EnvExtras {
+            class_name: self.class_name.clone(),
+            probe_episodes: self.probe.episodes as i64,
+            probe_wins: self.probe.wins as i64,
+            probe_max_turns: self.probe.max_episode_turns as i64,
+            solver: c.solver.clone(),
+            solver_episodes: self.solver_count(|s| s.episodes),
+            solver_wins: self.solver_count(|s| s.wins),
+        };
+        (row, extras)
+    }
+
+    /// The `rejects` row of a candidate that failed, and validate's columns.
+    pub fn reject_row(&self, c: &Candidate, o: &Origin) -> (RejectRow, RejectExtras) {
+        let row = RejectRow {
+            candidate_id: o.candidate_id.clone(),
+            env_id: c.code.as_deref().map(env_id),
+            code: c.code.clone(),
+            hint: c.hint.clone(),
+            skill: o.skill.clone(),
+            setting: Some(c.setting),
+            stage: self.stage.as_str().to_string(),
+            status: self.status.as_str().to_string(),
+            error: self.error.clone(),
+            validity: self.validity,
+        };
+        let extras = RejectExtras {
+            source: o.source.clone(),
+            class_name: self.class_name.clone(),
+            solver: c.solver.clone(),
+            solver_episodes: self.solver_count(|s| s.episodes),
+            solver_wins: self.solver_count(|s| s.wins),
+        };
+        (row, extras)
+    }
+}
+
+/// [`check`] every candidate, `jobs` at a time (each thread drives one sandbox worker), calling
+/// `done` after each; the verdicts in the candidates' order.
+pub fn check_all(sb: &Sandbox, cands: &[Candidate], cfg: &CheckConfig, jobs: usize, done: &(dyn Fn() + Sync)) -> Vec<Verdict> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    let n = cands.len();
+    let next = AtomicUsize::new(0);
+    let slots: Vec<Mutex<Option<Verdict>>> = (0..n).map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|s| {
+        for _ in 0..jobs.clamp(1, n.max(1)) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                if i >= n {
+                    break;
+                }
+                let v = check(sb, &cands[i], cfg);
+                tracing::debug!(row = i, stage = v.stage.as_str(), status = %v.status, "{}", v.error);
+                *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(v);
+                done();
+            });
+        }
+    });
+    slots.into_iter().map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()).expect("every candidate checked")).collect()
+}
+
+/// The reference solvers of a validation: how many candidates brought one, and how many valid
+/// environments (passed, or rejected only as duplicates or for their solver) it won every episode of.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SolverSummary {
+    pub candidates_with_solver: usize,
+    pub valid: usize,
+    pub valid_with_winning_solver: usize,
+    pub winning_solver_share: f64,
+}
+
+impl SolverSummary {
+    pub fn of(cands: &[Candidate], verdicts: &[Verdict]) -> SolverSummary {
+        let checked: Vec<&Verdict> = verdicts.iter().filter(|v| matches!(v.stage, Stage::Passed | Stage::Duplicate | Stage::Solver)).collect();
+        let winning = checked.iter().filter(|v| v.solver.as_ref().is_some_and(|s| s.won_all())).count();
+        SolverSummary {
+            candidates_with_solver: cands.iter().filter(|c| c.solver.is_some()).count(),
+            valid: checked.len(),
+            valid_with_winning_solver: winning,
+            winning_solver_share: if checked.is_empty() { 0.0 } else { winning as f64 / checked.len() as f64 },
+        }
+    }
 }
 
 /// Run every check on one candidate. An infrastructure error is retried once.

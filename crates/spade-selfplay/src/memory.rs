@@ -17,7 +17,7 @@
 use std::collections::HashMap;
 
 use serde::Serialize;
-use spade_schema::{Label, MemoryRow, RowError, Setting};
+use spade_schema::{EnvRow, Label, MemoryRow, RowError, Setting};
 
 use crate::reward::{ArmPlays, Ema, Plays, RewardConfig};
 
@@ -57,6 +57,29 @@ pub struct Entry {
     pub designer_reward: Option<f64>,
     pub label: Label,
     pub lp: Option<Ema>,
+}
+
+impl Entry {
+    /// An environment entering the memory at `round`, unplayed and unscored.
+    pub fn new(env: &EnvRow, round: i64, label: Label) -> Entry {
+        Entry {
+            env_id: env.env_id.clone(),
+            code: env.code.clone(),
+            hint: env.hint.clone(),
+            skill: env.skill.clone(),
+            setting: env.setting,
+            candidate_id: env.candidate_id.clone(),
+            first_round: round,
+            last_round: round,
+            plays: Plays::default(),
+            history: Vec::new(),
+            regret: None,
+            nohint_win_rate: None,
+            designer_reward: None,
+            label,
+            lp: None,
+        }
+    }
 }
 
 /// The memory, in insertion order.
@@ -346,23 +369,15 @@ mod tests {
     use super::*;
 
     pub(crate) fn entry(id: &str, skill: &str, round: i64) -> Entry {
-        Entry {
+        let env = EnvRow {
             env_id: id.into(),
             code: format!("class {id}Env: pass"),
             hint: Some("think".into()),
             skill: Some(skill.into()),
             setting: Some(Setting::Games),
-            candidate_id: None,
-            first_round: round,
-            last_round: round,
-            plays: Plays::default(),
-            history: Vec::new(),
-            regret: None,
-            nohint_win_rate: None,
-            designer_reward: None,
-            label: Label::Unlabelled,
-            lp: None,
-        }
+            ..Default::default()
+        };
+        Entry::new(&env, round, Label::Unlabelled)
     }
 
     fn plays(h: (i64, f64, i64), n: (i64, f64, i64)) -> Plays {

@@ -132,23 +132,7 @@ pub fn score(
             env_by_candidate.insert(c.clone(), e.env_id.clone());
         }
         env_order.push(e.env_id.clone());
-        memory.add(Entry {
-            env_id: e.env_id.clone(),
-            code: e.code.clone(),
-            hint: e.hint.clone(),
-            skill: e.skill.clone(),
-            setting: e.setting,
-            candidate_id: e.candidate_id.clone(),
-            first_round: round,
-            last_round: round,
-            plays: Plays::default(),
-            history: Vec::new(),
-            regret: None,
-            nohint_win_rate: None,
-            designer_reward: None,
-            label: if starting_pool { Label::Seed } else { Label::Unlabelled },
-            lp: None,
-        });
+        memory.add(Entry::new(e, round, if starting_pool { Label::Seed } else { Label::Unlabelled }));
     }
 
     // This call's plays join the accumulated ones.
