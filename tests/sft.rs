@@ -52,7 +52,7 @@ fn warm_up_prompts_are_the_designers_prompts() {
     let mut memory = spade::envs::read_design_memory(&[pool.display().to_string()]).unwrap();
     spade_design::memory::set_env_ids(&mut memory, spade_sandbox::validate::env_id);
     let doc = &spade::envs::read_docs(&[docs_path.display().to_string()]).unwrap()[0];
-    let spec = PromptSpec { setting: "games", hint_mode: spade_design::HintMode::Inline, examples: 1, negatives: 4 };
+    let spec = PromptSpec { setting: spade_design::Setting::Games, hint_mode: spade_design::HintMode::Inline, examples: 1, negatives: 4 };
     let p = spade_design::group_prompt(&model, &templates, &spec, &memory, Some(doc), "pattern-recognition", "3/0/doc:d0", 8192 - 4).unwrap();
     assert!(p.ids == ids(&row["prompt_ids"]), "the shared function renders spade-design's prompt");
     // A supervised sequence is that prompt, then the target ending at the end-of-turn token.

@@ -26,10 +26,11 @@ use clap::Parser;
 use serde::Serialize;
 use spade::envs::{read_design_memory, read_docs};
 use spade_cli::Common;
-use spade_design::memory::{set_env_ids, MemoryEntry};
+use spade_design::memory::set_env_ids;
 use spade_design::prompt::{default_prompts_dir, default_seed_dir, HintMode, Templates};
 use spade_design::rows::CandidateRow;
 use spade_design::session::{design, DesignConfig, Designed};
+use spade_design::MemoryRow;
 use spade_io::{TableWriter, WriteMeta};
 use spade_schema::CANDIDATES;
 
@@ -157,7 +158,7 @@ struct Args {
 /// `--setting`: the cycle of settings the documents take in turn ([`spade_design::parse_settings`]).
 /// Recorded in the configuration as written.
 #[derive(Debug, Clone, PartialEq)]
-struct Settings(Vec<String>, String);
+struct Settings(Vec<spade_design::Setting>, String);
 
 impl Serialize for Settings {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -185,7 +186,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         bail!("--docs is required (or --no-corpus for prompts without a document)");
     }
     let docs = if args.docs.is_empty() { Vec::new() } else { read_docs(&args.docs)? };
-    let memory: Vec<MemoryEntry> = if args.no_memory {
+    let memory: Vec<MemoryRow> = if args.no_memory {
         Vec::new()
     } else {
         let inputs = if args.memory.is_empty() { vec![default_seed_dir().to_string_lossy().to_string()] } else { args.memory.clone() };

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use anyhow::Context;
 use spade_design::prompt::Document;
-use spade_design::{MemoryEntry, StoredEntry};
+use spade_design::StoredEntry;
 use spade_io::read_rows;
 use spade_rollout::{EnvSpec, MemoryEnv, Setting};
 use spade_schema::{EnvRow, MemoryRow, DOCS, ENVS, MEMORY};
@@ -29,13 +29,13 @@ pub fn read_envs_or_folder(path: &str) -> anyhow::Result<Vec<EnvSpec>> {
         anyhow::bail!("{path}: no .py environments in the folder");
     }
     spade_design::memory::set_env_ids(&mut entries, spade_sandbox::validate::env_id);
-    Ok(entries.into_iter().map(|e| spec(e.env_id, e.code, e.hint, e.skill, Some(Setting::parse(e.setting.as_deref())), "new")).collect())
+    Ok(entries.into_iter().map(|e| spec(e.env_id, e.code, e.hint, e.skill, e.setting, "new")).collect())
 }
 
 /// The designer's memory: `memory` tables (Parquet/JSONL; `code` required, `env_id`, `hint`,
 /// `skill`, `setting`, `label`, `regret`, `nohint_win_rate` used when present), or folders (or
 /// single files) of seed `.py` environments, each labelled `seed`, no scores.
-pub fn read_design_memory(inputs: &[String]) -> anyhow::Result<Vec<MemoryEntry>> {
+pub fn read_design_memory(inputs: &[String]) -> anyhow::Result<Vec<MemoryRow>> {
     let mut out = Vec::new();
     let mut tables = Vec::new();
     for i in inputs {
@@ -45,7 +45,7 @@ pub fn read_design_memory(inputs: &[String]) -> anyhow::Result<Vec<MemoryEntry>>
             tables.push(i.clone());
         }
     }
-    out.extend(read_rows::<StoredEntry, _>(&tables, &MEMORY)?.rows.into_iter().map(MemoryEntry::from));
+    out.extend(read_rows::<StoredEntry, _>(&tables, &MEMORY)?.rows.into_iter().map(MemoryRow::from));
     Ok(out)
 }
 

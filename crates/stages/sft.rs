@@ -27,7 +27,7 @@ use serde::Serialize;
 use spade::envs::{read_design_memory, read_docs};
 use spade_cli::Common;
 use spade_design::prompt::{default_prompts_dir, Document, HintMode, PromptSpec, Templates};
-use spade_design::warmup;
+use spade_design::{warmup, Setting};
 use spade_io::{TableWriter, WriteMeta};
 use spade_train::optim::Schedule;
 use spade_train::sft::{self, SftConfig};
@@ -151,11 +151,12 @@ fn run(args: Args) -> anyhow::Result<()> {
     anyhow::ensure!((0.0..1.0).contains(&args.held_out), "--held-out must be in [0, 1)");
     anyhow::ensure!(args.batch > 0 && args.micro_batch > 0, "--batch and --micro-batch must be ≥ 1");
     anyhow::ensure!((0.0..1.0).contains(&args.warmup), "--warmup must be in [0, 1)");
-    if !matches!(args.setting.as_str(), "games" | "tool-use") {
-        bail!("--setting must be games or tool-use");
-    }
+    let setting: Setting = match args.setting.as_str() {
+        "games" | "tool-use" => args.setting.parse().map_err(anyhow::Error::msg)?,
+        _ => bail!("--setting must be games or tool-use"),
+    };
     let pool = read_design_memory(&args.pool).with_context(|| format!("--pool {}", args.pool.join(" ")))?;
-    let pool = warmup::pool_of(pool, &args.setting);
+    let pool = warmup::pool_of(pool, setting);
     if pool.is_empty() {
         bail!("--pool holds no environment of the {} setting", args.setting);
     }
@@ -180,7 +181,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     let ctx = trainer.model.context_length();
     anyhow::ensure!(args.max_new_tokens + 16 < ctx, "--max-new-tokens {} leaves no room in the context of {ctx}", args.max_new_tokens);
     let templates = Templates::load(&args.prompts.clone().unwrap_or_else(default_prompts_dir))?;
-    let spec = PromptSpec { setting: &args.setting, hint_mode: args.hint, examples: args.examples, negatives: 0 };
+    let spec = PromptSpec { setting, hint_mode: args.hint, examples: args.examples, negatives: 0 };
     let render = warmup::Render { model: &trainer.model, templates: &templates, spec: &spec, budget: ctx - args.max_new_tokens, seed };
     let samples = |pairs: &[(usize, usize)], exclude_target: bool| -> anyhow::Result<Vec<Sample>> {
         let seqs = warmup::sequences(&render, &pool, &sp.train_envs, &docs, pairs, exclude_target)?;

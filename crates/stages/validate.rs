@@ -148,11 +148,9 @@ fn py_files(inputs: &[String]) -> anyhow::Result<Option<Vec<PathBuf>>> {
 fn read_folder(files: &[PathBuf]) -> anyhow::Result<Input> {
     let mut input = Input { cands: Vec::new(), origins: Vec::new(), carried: None };
     for f in files {
-        let bytes = std::fs::read(f).with_context(|| format!("{}: cannot read", f.display()))?;
-        let code = String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{}: not UTF-8 text", f.display()))?;
-        let header = |key| spade_design::memory::header(&code, key);
-        input.cands.push(candidate(Some(&code), None, header("hint"), header("setting").as_deref()));
-        input.origins.push(Origin { candidate_id: None, skill: header("skill"), source: f.file_name().map(|n| n.to_string_lossy().to_string()) });
+        let e = spade_design::memory::read_seed_file(f)?;
+        input.cands.push(Candidate { code: Some(e.code), hint: e.hint, setting: e.setting.unwrap_or_default(), solver: e.solver });
+        input.origins.push(Origin { candidate_id: None, skill: e.skill, source: f.file_name().map(|n| n.to_string_lossy().to_string()) });
     }
     Ok(input)
 }

@@ -12,13 +12,14 @@ pub mod rows;
 pub mod session;
 pub mod warmup;
 
-pub use memory::{choose_examples, choose_negatives, MemoryEntry, StoredEntry};
+pub use memory::{choose_examples, choose_negatives, StoredEntry};
 pub use parse::{parse_response, Parsed};
 pub use prompt::{
     default_skills, design_prompt, group_prompt, Document, HintMode, Prompt, PromptInfo, PromptInputs, PromptSpec, Templates, DEFAULT_SKILLS,
     TOOL_USE_SKILLS,
 };
 pub use rows::{candidate_id, sample_seed, CandidateRow};
+pub use spade_schema::{MemoryRow, Setting};
 
 use sha2::{Digest, Sha256};
 
@@ -66,20 +67,21 @@ pub fn skill_for(skills: &[String], per_round: usize, round: u64, i: usize) -> &
 
 /// `--setting`: one setting (`games`, `tool-use`) or a share of each, `games,tool-use` (equal) or
 /// `games=3,tool-use=1` (weights), as a cycle of settings the groups of a round take in turn.
-pub fn parse_settings(s: &str) -> Result<Vec<String>, String> {
-    let mut shares: Vec<(String, usize)> = Vec::new();
+pub fn parse_settings(s: &str) -> Result<Vec<Setting>, String> {
+    let mut shares: Vec<(Setting, usize)> = Vec::new();
     for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (name, w) = match part.split_once('=') {
             Some((n, w)) => (n.trim(), w.trim().parse::<usize>().map_err(|_| format!("`{part}`: expected SETTING=WEIGHT, a whole number"))?),
             None => (part, 1),
         };
-        if !matches!(name, "games" | "tool-use") {
-            return Err(format!("`{name}`: expected games or tool-use"));
-        }
-        if shares.iter().any(|(n, _)| n == name) {
+        let setting: Setting = match name {
+            "games" | "tool-use" => name.parse()?,
+            _ => return Err(format!("`{name}`: expected games or tool-use")),
+        };
+        if shares.iter().any(|(n, _)| *n == setting) {
             return Err(format!("`{name}` given twice"));
         }
-        shares.push((name.to_string(), w.min(100)));
+        shares.push((setting, w.min(100)));
     }
     shares.retain(|(_, w)| *w > 0);
     let total: usize = shares.iter().map(|(_, w)| w).sum();
@@ -97,15 +99,15 @@ pub fn parse_settings(s: &str) -> Result<Vec<String>, String> {
         }
         let k = (0..shares.len()).max_by(|&a, &b| credit[a].cmp(&credit[b]).then(b.cmp(&a))).expect("a setting");
         credit[k] -= total as i64;
-        out.push(shares[k].0.clone());
+        out.push(shares[k].0);
     }
     Ok(out)
 }
 
 /// The setting of group `i` of `round`: the cycle's entry, shifted by the round so that a round of
 /// few documents still sees every setting over the run.
-pub fn setting_for(cycle: &[String], round: u64, i: usize) -> &str {
-    &cycle[(i + round.saturating_sub(1) as usize) % cycle.len()]
+pub fn setting_for(cycle: &[Setting], round: u64, i: usize) -> Setting {
+    cycle[(i + round.saturating_sub(1) as usize) % cycle.len()]
 }
 
 #[cfg(test)]
@@ -128,18 +130,19 @@ mod skill_tests {
 
 #[cfg(test)]
 mod setting_tests {
-    use super::{parse_settings, setting_for};
+    use super::{parse_settings, setting_for, Setting};
 
     #[test]
     fn settings_share_the_groups_by_weight() {
-        assert_eq!(parse_settings("games").unwrap(), ["games"]);
-        assert_eq!(parse_settings("games,tool-use").unwrap(), ["games", "tool-use"]);
+        let names = |v: Vec<Setting>| v.iter().map(|s| s.as_str()).collect::<Vec<_>>();
+        assert_eq!(names(parse_settings("games").unwrap()), ["games"]);
+        assert_eq!(names(parse_settings("games,tool-use").unwrap()), ["games", "tool-use"]);
         let c = parse_settings("games=3,tool-use=1").unwrap();
-        assert_eq!(c.iter().filter(|s| *s == "games").count(), 3);
+        assert_eq!(c.iter().filter(|s| **s == Setting::Games).count(), 3);
         assert_eq!(c.len(), 4);
-        assert_eq!(parse_settings("games=2,tool-use=1").unwrap(), ["games", "tool-use", "games"]);
+        assert_eq!(names(parse_settings("games=2,tool-use=1").unwrap()), ["games", "tool-use", "games"]);
         assert!(parse_settings("chess").is_err() && parse_settings("games,games").is_err() && parse_settings("games=x").is_err());
         let c = parse_settings("games,tool-use").unwrap();
-        assert_eq!((setting_for(&c, 1, 0), setting_for(&c, 1, 1), setting_for(&c, 2, 0)), ("games", "tool-use", "tool-use"));
+        assert_eq!((setting_for(&c, 1, 0), setting_for(&c, 1, 1), setting_for(&c, 2, 0)), (Setting::Games, Setting::ToolUse, Setting::ToolUse));
     }
 }

@@ -5,36 +5,9 @@
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
-use spade_schema::Label;
+use spade_schema::{Label, MemoryRow, Setting};
 
 use crate::{hash_hex, Error, Result};
-
-/// One environment of the memory, as the designer prompt uses it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct MemoryEntry {
-    pub env_id: String,
-    pub code: String,
-    pub hint: Option<String>,
-    pub skill: Option<String>,
-    pub setting: Option<String>,
-    pub label: Label,
-    pub regret: Option<f64>,
-    pub nohint_win_rate: Option<f64>,
-    /// The reference solver (`solve(observations)`), when the environment has one.
-    pub solver: Option<String>,
-}
-
-impl MemoryEntry {
-    /// The environment class name (first `class XxxEnv`, else the first class), if any.
-    pub fn class_name(&self) -> Option<String> {
-        class_name(&self.code)
-    }
-
-    /// The code without its leading `# skill:` / `# setting:` / `# hint:` header comments.
-    pub fn body(&self) -> String {
-        strip_header(&self.code)
-    }
-}
 
 /// The first class name ending in `Env`, else the first class name of `code`.
 pub fn class_name(code: &str) -> Option<String> {
@@ -102,7 +75,7 @@ pub fn is_seed_input(input: &str) -> Result<bool> {
 }
 
 /// The entries of seed `.py` input (a folder, or one file), each labelled `seed`, no scores.
-pub fn read_seed_input(input: &str) -> Result<Vec<MemoryEntry>> {
+pub fn read_seed_input(input: &str) -> Result<Vec<MemoryRow>> {
     let p = Path::new(input);
     if p.is_dir() {
         read_seed_folder(p)
@@ -125,33 +98,32 @@ pub fn py_files(dir: &Path) -> Result<Vec<PathBuf>> {
 }
 
 /// Every `.py` file of a folder, in name order, as `seed` entries.
-pub fn read_seed_folder(dir: &Path) -> Result<Vec<MemoryEntry>> {
+pub fn read_seed_folder(dir: &Path) -> Result<Vec<MemoryRow>> {
     py_files(dir)?.iter().map(|p| read_seed_file(p)).collect()
 }
 
 /// One seed `.py` file as a `seed` entry; `env_id` is the content hash the caller's validator
 /// would give it only if the same function is used — here the crate's own [`hash_hex`] of the
 /// code, replaced by [`set_env_ids`] when the caller has the validator's function.
-pub fn read_seed_file(p: &Path) -> Result<MemoryEntry> {
+pub fn read_seed_file(p: &Path) -> Result<MemoryRow> {
     let code = std::fs::read_to_string(p).map_err(|e| Error::Io(format!("{}: {e}", p.display())))?;
     // The environment only: a reference solver after its marker line is not part of it.
     let (code, solver) = spade_sandbox::validate::split_solver(&code);
-    Ok(MemoryEntry {
+    Ok(MemoryRow {
         env_id: hash_hex(&["seed-file", &code]),
         hint: header(&code, "hint"),
         skill: header(&code, "skill"),
-        setting: header(&code, "setting"),
+        setting: header_setting(&code),
         code,
         label: Label::Seed,
-        regret: None,
-        nohint_win_rate: None,
         solver,
+        ..Default::default()
     })
 }
 
 /// Replaces every entry's `env_id` by `f(code)` (e.g. the validator's content hash) for entries
 /// read from `.py` files.
-pub fn set_env_ids(entries: &mut [MemoryEntry], f: impl Fn(&str) -> String) {
+pub fn set_env_ids(entries: &mut [MemoryRow], f: impl Fn(&str) -> String) {
     for e in entries {
         if e.env_id == hash_hex(&["seed-file", &e.code]) {
             e.env_id = f(&e.code);
@@ -174,23 +146,29 @@ pub struct StoredEntry {
     pub solver: Option<String>,
 }
 
-impl From<StoredEntry> for MemoryEntry {
+impl From<StoredEntry> for MemoryRow {
     /// A stored entry; what the row leaves out comes from the code's header comments, and an
     /// entry without `env_id` gets the code's hash (as a seed file does).
-    fn from(r: StoredEntry) -> MemoryEntry {
+    fn from(r: StoredEntry) -> MemoryRow {
         let c = r.code;
-        MemoryEntry {
+        MemoryRow {
             env_id: r.env_id.unwrap_or_else(|| hash_hex(&["seed-file", &c])),
             hint: r.hint.or_else(|| header(&c, "hint")),
             skill: r.skill.or_else(|| header(&c, "skill")),
-            setting: r.setting.or_else(|| header(&c, "setting")),
+            setting: r.setting.map(|s| Setting::parse(Some(&s))).or_else(|| header_setting(&c)),
             label: r.label.unwrap_or_default(),
             regret: r.regret.filter(|x| x.is_finite()),
             nohint_win_rate: r.nohint_win_rate.filter(|x| x.is_finite()),
             solver: r.solver,
             code: c,
+            ..Default::default()
         }
     }
+}
+
+/// The `# setting:` header of `code`, read leniently ([`Setting::parse`]).
+pub fn header_setting(code: &str) -> Option<Setting> {
+    header(code, "setting").map(|s| Setting::parse(Some(&s)))
 }
 
 /// Up to `n` seed examples for a prompt asking for `skill` in `setting`.
@@ -200,19 +178,19 @@ impl From<StoredEntry> for MemoryEntry {
 /// highest regret first (unscored last); ties are broken by a hash of `(tie_key, env_id)`, so
 /// different documents see different examples when regrets are equal, and the choice is
 /// deterministic.
-pub fn choose_examples<'a>(memory: &'a [MemoryEntry], skill: &str, setting: &str, n: usize, tie_key: &str) -> Vec<&'a MemoryEntry> {
-    let seeds: Vec<&MemoryEntry> = memory.iter().filter(|e| e.label == Label::Seed).collect();
+pub fn choose_examples<'a>(memory: &'a [MemoryRow], skill: &str, setting: Setting, n: usize, tie_key: &str) -> Vec<&'a MemoryRow> {
+    let seeds: Vec<&MemoryRow> = memory.iter().filter(|e| e.label == Label::Seed).collect();
     let same = |a: &Option<String>, b: &str| a.as_deref().is_some_and(|x| x.eq_ignore_ascii_case(b));
-    let tier = |e: &MemoryEntry| match (same(&e.skill, skill), same(&e.setting, setting) || (e.setting.is_none() && setting == "games")) {
+    let tier = |e: &MemoryRow| match (same(&e.skill, skill), e.setting.unwrap_or_default() == setting) {
         (true, true) => 0,
         (false, true) => 1,
         (true, false) => 2,
         (false, false) => 3,
     };
-    let mut v: Vec<(u8, f64, String, &MemoryEntry)> =
+    let mut v: Vec<(u8, f64, String, &MemoryRow)> =
         seeds.into_iter().map(|e| (tier(e), e.regret.unwrap_or(f64::NEG_INFINITY), hash_hex(&[tie_key, &e.env_id]), e)).collect();
     v.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)).then(a.2.cmp(&b.2)));
-    let mut out: Vec<&MemoryEntry> = Vec::new();
+    let mut out: Vec<&MemoryRow> = Vec::new();
     for (_, _, _, e) in v {
         if out.len() >= n {
             break;
@@ -226,8 +204,8 @@ pub fn choose_examples<'a>(memory: &'a [MemoryEntry], skill: &str, setting: &str
 
 /// Up to `n` negatives (labelled `too-easy` or `too-hard`): same skill first, then any skill;
 /// the most extreme no-hint win rate first (ties by hash of `(tie_key, env_id)`).
-pub fn choose_negatives<'a>(memory: &'a [MemoryEntry], skill: &str, n: usize, tie_key: &str) -> Vec<&'a MemoryEntry> {
-    let mut v: Vec<(u8, f64, String, &MemoryEntry)> = memory
+pub fn choose_negatives<'a>(memory: &'a [MemoryRow], skill: &str, n: usize, tie_key: &str) -> Vec<&'a MemoryRow> {
+    let mut v: Vec<(u8, f64, String, &MemoryRow)> = memory
         .iter()
         .filter(|e| matches!(e.label, Label::TooEasy | Label::TooHard))
         .map(|e| {
@@ -238,10 +216,10 @@ pub fn choose_negatives<'a>(memory: &'a [MemoryEntry], skill: &str, n: usize, ti
         .collect();
     v.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)).then(a.2.cmp(&b.2)));
     // Alternate the labels so both kinds of failure are described when both exist.
-    let sorted: Vec<&MemoryEntry> = v.into_iter().map(|x| x.3).collect();
-    let mut out: Vec<&MemoryEntry> = Vec::new();
+    let sorted: Vec<&MemoryRow> = v.into_iter().map(|x| x.3).collect();
+    let mut out: Vec<&MemoryRow> = Vec::new();
     while out.len() < n {
-        let unused = |e: &MemoryEntry| !out.iter().any(|o| o.env_id == e.env_id);
+        let unused = |e: &MemoryRow| !out.iter().any(|o| o.env_id == e.env_id);
         let want_other = out.last().map(|l| l.label);
         let pick = sorted
             .iter()
@@ -260,17 +238,17 @@ pub fn choose_negatives<'a>(memory: &'a [MemoryEntry], skill: &str, n: usize, ti
 mod tests {
     use super::*;
 
-    fn entry(id: &str, skill: &str, setting: &str, label: &str, regret: Option<f64>, wr: Option<f64>) -> MemoryEntry {
-        MemoryEntry {
+    fn entry(id: &str, skill: &str, setting: &str, label: &str, regret: Option<f64>, wr: Option<f64>) -> MemoryRow {
+        MemoryRow {
             env_id: id.into(),
             code: format!("# skill: {skill}\n# hint: h\nclass {id}Env:\n    pass\n"),
             hint: Some("h".into()),
             skill: Some(skill.into()),
-            setting: Some(setting.into()),
+            setting: Some(setting.parse().unwrap()),
             label: label.parse().unwrap(),
             regret,
             nohint_win_rate: wr,
-            solver: None,
+            ..Default::default()
         }
     }
 
@@ -283,13 +261,13 @@ mod tests {
             entry("d", "math", "games", "seed", Some(0.9), None),
             entry("e", "logic", "tool-use", "seed", Some(0.9), None),
         ];
-        let ids = |v: Vec<&MemoryEntry>| v.iter().map(|e| e.env_id.clone()).collect::<Vec<_>>();
-        assert_eq!(ids(choose_examples(&m, "logic", "games", 2, "k")), ["b", "a"]);
-        assert_eq!(ids(choose_examples(&m, "logic", "games", 3, "k")), ["b", "a", "d"]);
-        assert_eq!(ids(choose_examples(&m, "logic", "tool-use", 2, "k")), ["e", "b"]);
+        let ids = |v: Vec<&MemoryRow>| v.iter().map(|e| e.env_id.clone()).collect::<Vec<_>>();
+        assert_eq!(ids(choose_examples(&m, "logic", Setting::Games, 2, "k")), ["b", "a"]);
+        assert_eq!(ids(choose_examples(&m, "logic", Setting::Games, 3, "k")), ["b", "a", "d"]);
+        assert_eq!(ids(choose_examples(&m, "logic", Setting::ToolUse, 2, "k")), ["e", "b"]);
         // fallback: any seed
-        assert_eq!(ids(choose_examples(&m, "spatial", "games", 1, "k")), ["d"]);
-        assert!(choose_examples(&[], "x", "games", 2, "k").is_empty());
+        assert_eq!(ids(choose_examples(&m, "spatial", Setting::Games, 1, "k")), ["d"]);
+        assert!(choose_examples(&[], "x", Setting::Games, 2, "k").is_empty());
     }
 
     #[test]
@@ -321,6 +299,6 @@ mod tests {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/seed-envs");
         let m = read_seed_folder(&dir).unwrap();
         assert!(m.len() >= 6);
-        assert!(m.iter().all(|e| e.label == Label::Seed && e.skill.is_some() && e.hint.is_some() && e.class_name().is_some()));
+        assert!(m.iter().all(|e| e.label == Label::Seed && e.skill.is_some() && e.hint.is_some() && class_name(&e.code).is_some()));
     }
 }

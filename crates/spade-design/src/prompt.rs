@@ -9,8 +9,9 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use spade_model::{Message, Model};
 
-use crate::memory::{class_name, strip_header, MemoryEntry};
+use crate::memory::{class_name, strip_header};
 use crate::{Error, Result};
+use spade_schema::{MemoryRow, Setting};
 
 /// Template files a prompt folder must hold.
 pub const TEMPLATE_FILES: &[&str] = &[
@@ -116,8 +117,8 @@ pub const TOOL_USE_SKILLS: &[&str] =
     &["api-orchestration", "data-retrieval", "state-modification", "error-recovery", "tool-selection", "multi-step-workflow"];
 
 /// The default skills of a setting.
-pub fn default_skills(setting: &str) -> &'static [&'static str] {
-    if setting == "tool-use" {
+pub fn default_skills(setting: Setting) -> &'static [&'static str] {
+    if setting == Setting::ToolUse {
         TOOL_USE_SKILLS
     } else {
         DEFAULT_SKILLS
@@ -154,13 +155,13 @@ pub struct Document {
 /// Everything a designer prompt is made of, before fitting to the budget.
 #[derive(Debug, Clone)]
 pub struct PromptInputs<'a> {
-    pub setting: &'a str,
+    pub setting: Setting,
     pub skill: &'a str,
     /// `inline` or `self`.
     pub hint_mode: HintMode,
     pub document: Option<&'a Document>,
-    pub examples: Vec<&'a MemoryEntry>,
-    pub negatives: Vec<&'a MemoryEntry>,
+    pub examples: Vec<&'a MemoryRow>,
+    pub negatives: Vec<&'a MemoryRow>,
 }
 
 /// What made it into a prompt.
@@ -189,7 +190,7 @@ pub struct Prompt {
 struct ExampleCtx {
     class_name: String,
     skill: String,
-    setting: String,
+    setting: Setting,
     hint: Option<String>,
     code: String,
     regret: Option<f64>,
@@ -267,10 +268,7 @@ fn plans(n_examples: usize) -> Vec<(f64, usize, f64)> {
 /// then the remaining example and the document are cut further. Errors when even the bare
 /// instructions exceed the budget.
 pub fn design_prompt(model: &Model, t: &Templates, inputs: &PromptInputs, budget: usize) -> Result<Prompt> {
-    let setting = match inputs.setting {
-        "games" | "tool-use" => inputs.setting,
-        other => return Err(Error::Invalid(format!("unknown setting {other:?} (games or tool-use)"))),
-    };
+    let setting = inputs.setting;
     let sys_name = format!("design-{setting}-system.j2");
     let user_name = format!("design-{setting}-user.j2");
     let base = minijinja::context! {
@@ -300,9 +298,9 @@ pub fn design_prompt(model: &Model, t: &Templates, inputs: &PromptInputs, budget
                     code = format!("{}\n\n{}\n{}\n", code.trim_end(), spade_sandbox::validate::SOLVER_MARKER, solver.trim_end());
                 }
                 ExampleCtx {
-                    class_name: e.class_name().unwrap_or_else(|| "Env".into()),
+                    class_name: class_name(&e.code).unwrap_or_else(|| "Env".into()),
                     skill: e.skill.clone().unwrap_or_else(|| "unknown".into()),
-                    setting: e.setting.clone().unwrap_or_else(|| "games".into()),
+                    setting: e.setting.unwrap_or_default(),
                     hint: e.hint.clone(),
                     code,
                     regret: e.regret,
@@ -359,8 +357,8 @@ pub fn design_prompt(model: &Model, t: &Templates, inputs: &PromptInputs, budget
 
 /// How a designer prompt is assembled from the memory (the knobs of `spade-design`).
 #[derive(Debug, Clone, Copy)]
-pub struct PromptSpec<'a> {
-    pub setting: &'a str,
+pub struct PromptSpec {
+    pub setting: Setting,
     /// `inline` or `self`.
     pub hint_mode: HintMode,
     /// Memory examples shown (the highest-regret ones of the skill first).
@@ -377,7 +375,7 @@ pub fn group_prompt(
     model: &Model,
     t: &Templates,
     spec: &PromptSpec,
-    memory: &[MemoryEntry],
+    memory: &[MemoryRow],
     document: Option<&Document>,
     skill: &str,
     tie: &str,
@@ -396,12 +394,12 @@ pub fn group_prompt(
 
 /// The `--hint self` prompt: the model reads the environment code and writes the hint. The code
 /// is cut (by lines) to fit `budget`.
-pub fn hint_prompt(model: &Model, t: &Templates, code: &str, skill: &str, setting: &str, budget: usize) -> Result<Vec<u32>> {
+pub fn hint_prompt(model: &Model, t: &Templates, code: &str, skill: &str, setting: Setting, budget: usize) -> Result<Vec<u32>> {
     hint_messages(model, t, code, skill, setting, budget).map(|(_, ids)| ids)
 }
 
 /// [`hint_prompt`] with its messages.
-pub fn hint_messages(model: &Model, t: &Templates, code: &str, skill: &str, setting: &str, budget: usize) -> Result<(Vec<Message>, Vec<u32>)> {
+pub fn hint_messages(model: &Model, t: &Templates, code: &str, skill: &str, setting: Setting, budget: usize) -> Result<(Vec<Message>, Vec<u32>)> {
     let system = t.render("hint-system.j2", minijinja::context! { setting => setting, skill => skill })?;
     let body = strip_header(code);
     for frac in [1.0, 0.75, 0.5, 0.35, 0.25, 0.15] {
@@ -417,7 +415,7 @@ pub fn hint_messages(model: &Model, t: &Templates, code: &str, skill: &str, sett
 }
 
 /// The repair turn's user message: the validation error of the previous attempt.
-pub fn repair_message(t: &Templates, setting: &str, stage: &str, error: &str, attempt: usize, hint_mode: HintMode) -> Result<Message> {
+pub fn repair_message(t: &Templates, setting: Setting, stage: &str, error: &str, attempt: usize, hint_mode: HintMode) -> Result<Message> {
     let text = t.render(
         "repair.j2",
         minijinja::context! { setting => setting, stage => stage, error => error, attempt => attempt, hint_mode => hint_mode.as_str() },

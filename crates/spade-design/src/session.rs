@@ -7,9 +7,8 @@ use indicatif::ProgressBar;
 use spade_model::{FinishReason, Generation, GenerationRequest, Generator, Message, SamplingParams};
 use spade_sandbox::validate::{self, Candidate, CheckConfig};
 use spade_sandbox::{Sandbox, SandboxConfig};
-use spade_schema::Setting;
+use spade_schema::{MemoryRow, Setting};
 
-use crate::memory::MemoryEntry;
 use crate::parse::{parse_hint, parse_response};
 use crate::prompt::{self, Document, HintMode, Prompt, PromptSpec, Templates};
 use crate::rows::{candidate_id, doc_key, sample_seed, CandidateRow};
@@ -27,7 +26,7 @@ pub struct DesignConfig {
     /// Leave the documents out of the prompts.
     pub no_corpus: bool,
     /// The cycle of settings the prompts take in turn ([`crate::parse_settings`]).
-    pub settings: Vec<String>,
+    pub settings: Vec<Setting>,
     /// Skills for every setting; `None`: each setting's own six.
     pub skills: Option<Vec<String>>,
     pub skills_per_round: usize,
@@ -53,7 +52,7 @@ pub struct Group {
     pub doc_id: Option<String>,
     pub key: String,
     pub skill: String,
-    pub setting: String,
+    pub setting: Setting,
     pub prompt: Prompt,
 }
 
@@ -78,7 +77,7 @@ pub fn finish_str(f: FinishReason) -> &'static str {
     }
 }
 
-fn spec<'a>(cfg: &DesignConfig, setting: &'a str) -> PromptSpec<'a> {
+fn spec(cfg: &DesignConfig, setting: Setting) -> PromptSpec {
     PromptSpec { setting, hint_mode: cfg.hint, examples: cfg.examples, negatives: cfg.negatives }
 }
 
@@ -93,7 +92,7 @@ fn generate(generator: &dyn Generator, reqs: &[GenerationRequest], params: &Samp
 pub fn design(
     generator: &dyn Generator,
     templates: &Templates,
-    memory: &[MemoryEntry],
+    memory: &[MemoryRow],
     docs: &[Document],
     cfg: &DesignConfig,
     bar: &dyn Fn(u64, &str) -> ProgressBar,
@@ -109,7 +108,7 @@ pub fn design(
     let budget = ctx - cfg.params.max_new_tokens;
     let (seed, round) = (cfg.seed, cfg.round);
     let n_groups = if cfg.no_corpus && docs.is_empty() { cfg.groups } else { docs.len() };
-    let skills_of = |setting: &str| -> Vec<String> {
+    let skills_of = |setting: Setting| -> Vec<String> {
         match &cfg.skills {
             Some(k) => k.iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect(),
             None => crate::default_skills(setting).iter().map(|s| s.to_string()).collect(),
@@ -120,12 +119,12 @@ pub fn design(
     // Prompts, one per group.
     let mut groups = Vec::with_capacity(n_groups);
     for i in 0..n_groups {
-        let setting = crate::setting_for(&cfg.settings, round, i).to_string();
-        let skill = crate::skill_for(&skills_of(&setting), cfg.skills_per_round, round, i).to_string();
+        let setting = crate::setting_for(&cfg.settings, round, i);
+        let skill = crate::skill_for(&skills_of(setting), cfg.skills_per_round, round, i).to_string();
         let doc_id = docs.get(i).map(|d| d.doc_id.clone());
         let key = doc_key(doc_id.as_deref(), i);
         let tie = format!("{seed}/{round}/{key}");
-        let prompt = prompt::group_prompt(model, templates, &spec(cfg, &setting), memory, document(i), &skill, &tie, budget)
+        let prompt = prompt::group_prompt(model, templates, &spec(cfg, setting), memory, document(i), &skill, &tie, budget)
             .map_err(|e| Error::Invalid(format!("designer prompt for document {}: {e}", doc_id.as_deref().unwrap_or("(none)"))))?;
         let doc_id = if cfg.no_corpus { None } else { doc_id };
         groups.push(Group { doc_id, key, skill, setting, prompt });
@@ -141,7 +140,7 @@ pub fn design(
                 doc_id: grp.doc_id.clone(),
                 sample: s as i32,
                 skill: grp.skill.clone(),
-                setting: Setting::parse(Some(&grp.setting)),
+                setting: grp.setting,
                 attempts: 1,
                 prompt_ids: grp.prompt.ids.clone(),
                 policy_version: cfg.policy_version,
@@ -204,7 +203,7 @@ pub fn design(
             let mut ridx = Vec::new();
             for (i, stage, error) in todo {
                 let grp = &groups[row_group[i]];
-                let repair = prompt::repair_message(templates, &grp.setting, &stage, &error, turn, cfg.hint)?;
+                let repair = prompt::repair_message(templates, grp.setting, &stage, &error, turn, cfg.hint)?;
                 let shown = Message::assistant(last_text[i].clone());
                 let mut msgs: Vec<Message> = grp.prompt.messages.clone();
                 msgs.extend([shown.clone(), repair.clone()]);
@@ -217,7 +216,7 @@ pub fn design(
                         let p = prompt::group_prompt(
                             model,
                             templates,
-                            &spec(cfg, &grp.setting),
+                            &spec(cfg, grp.setting),
                             memory,
                             document(row_group[i]),
                             &grp.skill,
@@ -271,7 +270,7 @@ pub fn design(
         for (i, row) in rows.iter_mut().enumerate() {
             let Some(code) = &row.final_code else { continue };
             let key = doc_key(row.doc_id.as_deref(), i / cfg.per_doc);
-            match prompt::hint_prompt(model, templates, code, &row.skill, row.setting.as_str(), hbudget) {
+            match prompt::hint_prompt(model, templates, code, &row.skill, row.setting, hbudget) {
                 Ok(ids) => {
                     row.hint_prompt_ids = Some(ids.clone());
                     hreqs.push(GenerationRequest { prompt: ids, seed: sample_seed(seed, round, &key, row.sample as usize, "hint") });

@@ -7,17 +7,18 @@
 
 use std::collections::{BTreeSet, HashSet};
 
-use crate::memory::{set_env_ids, strip_header, MemoryEntry};
+use crate::memory::{set_env_ids, strip_header};
 use crate::prompt::{group_prompt, Document, PromptSpec, Templates};
 use crate::{hash_hex, Result};
 use spade_model::{Message, Model};
+use spade_schema::{MemoryRow, Setting};
 
 /// The warm-up's pool of one `setting`: environments read from `.py` files take the validator's
 /// id, those of the other setting are left out, and an environment a grown pool holds twice is
 /// kept once (its first copy).
-pub fn pool_of(mut pool: Vec<MemoryEntry>, setting: &str) -> Vec<MemoryEntry> {
+pub fn pool_of(mut pool: Vec<MemoryRow>, setting: Setting) -> Vec<MemoryRow> {
     set_env_ids(&mut pool, spade_sandbox::validate::env_id);
-    pool.retain(|e| e.setting.as_deref().unwrap_or("games") == setting);
+    pool.retain(|e| e.setting.unwrap_or_default() == setting);
     let mut seen = HashSet::new();
     pool.retain(|e| seen.insert(e.env_id.clone()));
     pool
@@ -65,7 +66,7 @@ pub struct SplitIds {
 
 impl Split {
     /// The environment and document ids of each side.
-    pub fn ids(&self, envs: &[MemoryEntry], docs: &[Document]) -> SplitIds {
+    pub fn ids(&self, envs: &[MemoryRow], docs: &[Document]) -> SplitIds {
         let env_ids = |idx: &[usize]| idx.iter().map(|&i| envs[i].env_id.clone()).collect();
         let doc_ids = |idx: &[usize]| idx.iter().map(|&i| docs[i].doc_id.clone()).collect();
         SplitIds {
@@ -79,7 +80,7 @@ impl Split {
 
 /// Splits environments (by `env_id`) and documents (by `doc_id`) with [`held_out`]. With two
 /// or more items of a kind, at least one lands on each side.
-pub fn split(envs: &[MemoryEntry], docs: &[Document], seed: u64, fraction: f64) -> Split {
+pub fn split(envs: &[MemoryRow], docs: &[Document], seed: u64, fraction: f64) -> Split {
     let part = |ids: Vec<&str>, kind: &str| -> (Vec<usize>, Vec<usize>) {
         let (mut train, mut held): (Vec<usize>, Vec<usize>) = (0..ids.len()).partition(|&i| !held_out(seed, kind, ids[i], fraction));
         if fraction > 0.0 && held.is_empty() && train.len() >= 2 {
@@ -97,7 +98,7 @@ pub fn split(envs: &[MemoryEntry], docs: &[Document], seed: u64, fraction: f64) 
 
 /// (environment, document) pairs: each environment with `per_env` documents of its skill's
 /// domains (any domain when none matches), chosen by a seeded hash order, never the same twice.
-pub fn pairs(envs: &[MemoryEntry], env_idx: &[usize], docs: &[Document], doc_idx: &[usize], per_env: usize, seed: u64) -> Vec<(usize, usize)> {
+pub fn pairs(envs: &[MemoryRow], env_idx: &[usize], docs: &[Document], doc_idx: &[usize], per_env: usize, seed: u64) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     for &e in env_idx {
         let env = &envs[e];
@@ -119,9 +120,9 @@ pub fn pairs(envs: &[MemoryEntry], env_idx: &[usize], docs: &[Document], doc_idx
 /// The response the designer is taught to write for `env`: one fenced Python block opening with
 /// the header comments (skill, setting and — with an inline hint — the hint), then the code; the
 /// format [`crate::parse_response`] reads back into code, hint and skill.
-pub fn target_text(env: &MemoryEntry, hint_mode: crate::HintMode) -> String {
+pub fn target_text(env: &MemoryRow, hint_mode: crate::HintMode) -> String {
     let skill = env.skill.as_deref().unwrap_or("unknown");
-    let setting = env.setting.as_deref().unwrap_or("games");
+    let setting = env.setting.unwrap_or_default();
     let mut s = format!("```python\n# skill: {skill}\n# setting: {setting}\n");
     if hint_mode == crate::HintMode::Inline {
         if let Some(h) = env.hint.as_deref().filter(|h| !h.trim().is_empty()) {
@@ -171,7 +172,7 @@ pub fn supervised_sequence(model: &Model, prompt: &[Message], prompt_ids: &[u32]
 pub struct Render<'a> {
     pub model: &'a Model,
     pub templates: &'a Templates,
-    pub spec: &'a PromptSpec<'a>,
+    pub spec: &'a PromptSpec,
     pub budget: usize,
     pub seed: u64,
 }
@@ -198,17 +199,17 @@ pub enum PairError {
 /// when `exclude_target`, as for training pairs), then the environment as [`target_text`].
 pub fn sequences(
     r: &Render,
-    envs: &[MemoryEntry],
+    envs: &[MemoryRow],
     examples: &[usize],
     docs: &[Document],
     pairs: &[(usize, usize)],
     exclude_target: bool,
 ) -> Result<Vec<Sequence>, PairError> {
-    let pool: Vec<&MemoryEntry> = examples.iter().map(|&i| &envs[i]).collect();
+    let pool: Vec<&MemoryRow> = examples.iter().map(|&i| &envs[i]).collect();
     let mut out = Vec::with_capacity(pairs.len());
     for &(e, d) in pairs {
         let (env, doc) = (&envs[e], &docs[d]);
-        let memory: Vec<MemoryEntry> = pool.iter().filter(|m| !exclude_target || m.env_id != env.env_id).map(|&m| m.clone()).collect();
+        let memory: Vec<MemoryRow> = pool.iter().filter(|m| !exclude_target || m.env_id != env.env_id).map(|&m| m.clone()).collect();
         let skill = env.skill.clone().unwrap_or_else(|| "unknown".into());
         let tie = format!("warmup/{}/{}/{}", r.seed, env.env_id, doc.doc_id);
         let p = group_prompt(r.model, r.templates, r.spec, &memory, Some(doc), &skill, &tie, r.budget).map_err(|source| PairError::Prompt {
@@ -233,19 +234,17 @@ mod tests {
     use super::*;
     use crate::parse_response;
 
-    fn env(id: &str, skill: &str) -> MemoryEntry {
-        MemoryEntry {
+    fn env(id: &str, skill: &str) -> MemoryRow {
+        MemoryRow {
             env_id: id.into(),
             code: format!(
                 "# skill: {skill}\n# hint: old\nimport random\n\nclass {id}Env:\n    def reset(self, seed=None):\n        return 'x', {{}}\n"
             ),
             hint: Some("Think first.".into()),
             skill: Some(skill.into()),
-            setting: Some("games".into()),
+            setting: Some(Setting::Games),
             label: spade_schema::Label::Seed,
-            regret: None,
-            nohint_win_rate: None,
-            solver: None,
+            ..Default::default()
         }
     }
 
@@ -264,7 +263,7 @@ mod tests {
         assert!(p.code.unwrap().contains("class AEnv:"));
         assert!(!target_text(&e, crate::HintMode::SelfCall).contains("# hint:"));
         // A reference solver is part of the target, behind its marker, and parses back apart.
-        let e = MemoryEntry { solver: Some("def solve(observations):\n    return 'x'\n".into()), ..e };
+        let e = MemoryRow { solver: Some("def solve(observations):\n    return 'x'\n".into()), ..e };
         let code = parse_response(&target_text(&e, crate::HintMode::Inline)).code.unwrap();
         let (env_code, solver) = spade_sandbox::validate::split_solver(&code);
         assert!(env_code.contains("class AEnv:") && !env_code.contains("solve"));
@@ -273,7 +272,7 @@ mod tests {
 
     #[test]
     fn split_is_by_id_and_pairs_follow_the_domains() {
-        let envs: Vec<MemoryEntry> = (0..40).map(|i| env(&format!("E{i}"), if i % 2 == 0 { "causal-inference" } else { "x" })).collect();
+        let envs: Vec<MemoryRow> = (0..40).map(|i| env(&format!("E{i}"), if i % 2 == 0 { "causal-inference" } else { "x" })).collect();
         let docs: Vec<Document> = (0..40).map(|i| doc(&format!("d{i}"), ["math", "science", "code"][i % 3])).collect();
         let s = split(&envs, &docs, 7, 0.25);
         assert!(!s.held_out_envs.is_empty() && !s.held_out_docs.is_empty());
@@ -293,10 +292,10 @@ mod tests {
 
     #[test]
     fn the_pool_keeps_one_copy_of_each_environment_of_the_setting() {
-        let tool = MemoryEntry { setting: Some("tool-use".into()), ..env("T", "x") };
-        let pool = pool_of(vec![env("A", "x"), env("B", "x"), env("A", "y"), tool.clone()], "games");
+        let tool = MemoryRow { setting: Some(Setting::ToolUse), ..env("T", "x") };
+        let pool = pool_of(vec![env("A", "x"), env("B", "x"), env("A", "y"), tool.clone()], Setting::Games);
         assert_eq!(pool.iter().map(|e| (e.env_id.as_str(), e.skill.as_deref())).collect::<Vec<_>>(), [("A", Some("x")), ("B", Some("x"))]);
-        assert_eq!(pool_of(vec![env("A", "x"), tool], "tool-use").len(), 1);
+        assert_eq!(pool_of(vec![env("A", "x"), tool], Setting::ToolUse).len(), 1);
         // The split's ids name each side's items.
         let docs = [doc("d0", "math"), doc("d1", "code")];
         let s = Split { train_envs: vec![1], held_out_envs: vec![0], train_docs: vec![0, 1], held_out_docs: vec![] };

@@ -610,7 +610,6 @@ pub struct EnvExtras {
     pub probe_episodes: i64,
     pub probe_wins: i64,
     pub probe_max_turns: i64,
-    pub solver: Option<String>,
     pub solver_episodes: Option<i64>,
     pub solver_wins: Option<i64>,
 }
@@ -640,13 +639,13 @@ impl Verdict {
             skill: o.skill.clone(),
             setting: Some(c.setting),
             source: o.source.clone(),
+            solver: c.solver.clone(),
         };
         let extras = EnvExtras {
             class_name: self.class_name.clone(),
             probe_episodes: self.probe.episodes as i64,
             probe_wins: self.probe.wins as i64,
             probe_max_turns: self.probe.max_episode_turns as i64,
-            solver: c.solver.clone(),
             solver_episodes: self.solver_count(|s| s.episodes),
             solver_wins: self.solver_count(|s| s.wins),
         };

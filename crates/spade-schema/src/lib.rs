@@ -234,6 +234,7 @@ pub const ENVS: Table = Table {
         opt("skill", Ty::Str, "skill the environment trains"),
         opt("setting", Ty::Str, "`games` or `tool-use`"),
         opt("source", Ty::Str, "file name for a folder pool, else null"),
+        opt("solver", Ty::Str, "the reference solver (`solve(observations)`), when the candidate brought one"),
     ],
 };
 
@@ -337,6 +338,7 @@ pub const MEMORY: Table = Table {
             Ty::Str,
             "plays per round, JSON `[{\"round\": r, \"hint\": [plays, sum, wins], \"nohint\": [plays, sum, wins], \"failures\": n}, …]` ascending; scores and labels come from the rounds in spade-regret's `--window`",
         ),
+        opt("solver", Ty::Str, "the environment's reference solver, when it has one (the designer's examples show it)"),
     ],
 };
 

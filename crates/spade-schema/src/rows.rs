@@ -58,6 +58,7 @@ pub struct EnvRow {
     pub skill: Option<String>,
     pub setting: Option<Setting>,
     pub source: Option<String>,
+    pub solver: Option<String>,
 }
 
 /// A `rejects` row: a candidate that failed validation.
@@ -156,6 +157,7 @@ pub struct MemoryRow {
     pub lp_fast: Option<f64>,
     pub lp_slow: Option<f64>,
     pub history: Option<String>,
+    pub solver: Option<String>,
 }
 
 /// An `eval` row: one held-out item and sample.

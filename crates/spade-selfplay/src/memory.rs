@@ -57,6 +57,8 @@ pub struct Entry {
     pub designer_reward: Option<f64>,
     pub label: Label,
     pub lp: Option<Ema>,
+    /// The reference solver, when the environment has one.
+    pub solver: Option<String>,
 }
 
 impl Entry {
@@ -78,6 +80,7 @@ impl Entry {
             designer_reward: None,
             label,
             lp: None,
+            solver: env.solver.clone(),
         }
     }
 }
@@ -206,6 +209,7 @@ impl Memory {
                 nohint_win_rate: r.nohint_win_rate,
                 designer_reward: r.designer_reward,
                 label: r.label,
+                solver: r.solver,
             };
             if m.index.contains_key(&e.env_id) {
                 return Err(RowError::new(i, "env_id", format!("duplicate environment `{}` in the memory", e.env_id)));
@@ -243,6 +247,7 @@ impl Memory {
                 lp_fast: x.lp.map(|l| l.fast),
                 lp_slow: x.lp.map(|l| l.slow),
                 history: Some(history_json(&x.history)),
+                solver: x.solver.clone(),
             })
             .collect()
     }
