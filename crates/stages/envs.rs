@@ -65,7 +65,7 @@ pub fn read_memory(paths: &[String]) -> anyhow::Result<Vec<MemoryEnv>> {
     Ok(m.entries()
         .iter()
         .map(|e| MemoryEnv {
-            env: spec(e.env_id.clone(), e.code.clone(), e.hint.clone(), e.skill.clone(), e.setting, "memory"),
+            env: spec(e.env.env_id.clone(), e.env.code.clone(), e.env.hint.clone(), e.env.skill.clone(), e.env.setting, "memory"),
             last_round: e.last_round,
             label: e.label,
         })

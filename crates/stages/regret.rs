@@ -228,7 +228,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         );
     }
     let in_band = played.iter().filter(|r| r.nohint_win_rate.map(|w| w >= cfg.reward.band.0 && w <= cfg.reward.band.1).unwrap_or(false)).count();
-    let codes: Vec<&str> = memory.entries().iter().map(|e| e.code.as_str()).collect();
+    let codes: Vec<&str> = memory.entries().iter().map(|e| e.env.code.as_str()).collect();
     let all: Vec<&ScoreRow> = rows.iter().collect();
     args.common.metrics(
         "spade-regret",

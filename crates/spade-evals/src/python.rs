@@ -14,7 +14,8 @@ pub const SCORE: &str = include_str!("../python/score.py");
 pub const PYTHON_ENV: &str = "SPADE_PYTHON";
 
 /// The Python with the evaluation packages: `$SPADE_PYTHON` (set by the Makefile), else `.venv/bin/python` in the
-/// current folder, else the venv of `$SPADE_HOME` or of the spade tree the running program was built in.
+/// current folder, else the venv of spade's home ([`spade_model::home`]: `$SPADE_HOME`, or the spade tree
+/// the running program was built in).
 pub fn venv_python() -> PathBuf {
     if let Some(p) = std::env::var_os(PYTHON_ENV).filter(|p| !p.is_empty()) {
         return PathBuf::from(p);
@@ -23,10 +24,7 @@ pub fn venv_python() -> PathBuf {
     if local.exists() {
         return local;
     }
-    // `$SPADE_HOME`'s, else that of the spade tree the running program was built in.
-    let homes = std::env::var_os("SPADE_HOME").map(PathBuf::from).into_iter();
-    let exe = std::env::current_exe().unwrap_or_default();
-    homes.chain(exe.ancestors().map(Path::to_path_buf)).map(|d| d.join(".venv/bin/python")).find(|p| p.exists()).unwrap_or(local)
+    Some(spade_model::home().join(".venv/bin/python")).filter(|p| p.exists()).unwrap_or(local)
 }
 
 /// The site-packages folders of `python` (made importable, read-only, in the sandbox).

@@ -17,7 +17,7 @@
 use std::collections::HashMap;
 
 use serde::Serialize;
-use spade_schema::{EnvRow, Label, MemoryRow, RowError, Setting};
+use spade_schema::{EnvRow, Label, MemoryRow, RowError};
 
 use crate::reward::{ArmPlays, Ema, Plays, RewardConfig};
 
@@ -40,12 +40,8 @@ impl Default for MemoryConfig {
 /// One environment of the memory.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Entry {
-    pub env_id: String,
-    pub code: String,
-    pub hint: Option<String>,
-    pub skill: Option<String>,
-    pub setting: Option<Setting>,
-    pub candidate_id: Option<String>,
+    /// The environment: id, code, hint, skill, setting, the candidate it came from, its solver.
+    pub env: EnvRow,
     pub first_round: i64,
     pub last_round: i64,
     /// Lifetime totals of every play.
@@ -57,20 +53,13 @@ pub struct Entry {
     pub designer_reward: Option<f64>,
     pub label: Label,
     pub lp: Option<Ema>,
-    /// The reference solver, when the environment has one.
-    pub solver: Option<String>,
 }
 
 impl Entry {
     /// An environment entering the memory at `round`, unplayed and unscored.
     pub fn new(env: &EnvRow, round: i64, label: Label) -> Entry {
         Entry {
-            env_id: env.env_id.clone(),
-            code: env.code.clone(),
-            hint: env.hint.clone(),
-            skill: env.skill.clone(),
-            setting: env.setting,
-            candidate_id: env.candidate_id.clone(),
+            env: EnvRow { source: None, ..env.clone() },
             first_round: round,
             last_round: round,
             plays: Plays::default(),
@@ -80,7 +69,6 @@ impl Entry {
             designer_reward: None,
             label,
             lp: None,
-            solver: env.solver.clone(),
         }
     }
 }
@@ -175,7 +163,7 @@ impl Memory {
     }
 
     fn reindex(&mut self) {
-        self.index = self.entries.iter().enumerate().map(|(i, e)| (e.env_id.clone(), i)).collect();
+        self.index = self.entries.iter().enumerate().map(|(i, e)| (e.env.env_id.clone(), i)).collect();
     }
 
     /// The memory of a `memory` table's rows; a duplicate environment or an unreadable `history` is
@@ -197,24 +185,27 @@ impl Memory {
                     (Some(fast), Some(slow)) => Some(Ema { fast, slow }),
                     _ => None,
                 },
-                env_id: r.env_id,
-                code: r.code,
-                hint: r.hint,
-                skill: r.skill,
-                setting: r.setting,
-                candidate_id: r.candidate_id,
+                env: EnvRow {
+                    env_id: r.env_id,
+                    code: r.code,
+                    hint: r.hint,
+                    skill: r.skill,
+                    setting: r.setting,
+                    candidate_id: r.candidate_id,
+                    source: None,
+                    solver: r.solver,
+                },
                 first_round: r.first_round,
                 last_round: r.last_round,
                 regret: r.regret,
                 nohint_win_rate: r.nohint_win_rate,
                 designer_reward: r.designer_reward,
                 label: r.label,
-                solver: r.solver,
             };
-            if m.index.contains_key(&e.env_id) {
-                return Err(RowError::new(i, "env_id", format!("duplicate environment `{}` in the memory", e.env_id)));
+            if m.index.contains_key(&e.env.env_id) {
+                return Err(RowError::new(i, "env_id", format!("duplicate environment `{}` in the memory", e.env.env_id)));
             }
-            m.index.insert(e.env_id.clone(), m.entries.len());
+            m.index.insert(e.env.env_id.clone(), m.entries.len());
             m.entries.push(e);
         }
         Ok(m)
@@ -225,12 +216,12 @@ impl Memory {
         self.entries
             .iter()
             .map(|x| MemoryRow {
-                env_id: x.env_id.clone(),
-                code: x.code.clone(),
-                hint: x.hint.clone(),
-                skill: x.skill.clone(),
-                setting: x.setting,
-                candidate_id: x.candidate_id.clone(),
+                env_id: x.env.env_id.clone(),
+                code: x.env.code.clone(),
+                hint: x.env.hint.clone(),
+                skill: x.env.skill.clone(),
+                setting: x.env.setting,
+                candidate_id: x.env.candidate_id.clone(),
                 first_round: x.first_round,
                 last_round: x.last_round,
                 plays_hint: x.plays.hint.plays,
@@ -247,17 +238,17 @@ impl Memory {
                 lp_fast: x.lp.map(|l| l.fast),
                 lp_slow: x.lp.map(|l| l.slow),
                 history: Some(history_json(&x.history)),
-                solver: x.solver.clone(),
+                solver: x.env.solver.clone(),
             })
             .collect()
     }
 
     /// Adds an environment not yet in the memory; returns whether it was new.
     pub fn add(&mut self, e: Entry) -> bool {
-        if self.index.contains_key(&e.env_id) {
+        if self.index.contains_key(&e.env.env_id) {
             return false;
         }
-        self.index.insert(e.env_id.clone(), self.entries.len());
+        self.index.insert(e.env.env_id.clone(), self.entries.len());
         self.entries.push(e);
         true
     }
@@ -286,7 +277,7 @@ impl Memory {
     pub fn trackers(&self) -> HashMap<String, Ema> {
         let mut t: HashMap<String, (i64, Ema)> = HashMap::new();
         for e in &self.entries {
-            if let (Some(s), Some(lp)) = (&e.skill, e.lp) {
+            if let (Some(s), Some(lp)) = (&e.env.skill, e.lp) {
                 let cur = t.entry(s.clone()).or_insert((e.last_round, lp));
                 if e.last_round > cur.0 {
                     *cur = (e.last_round, lp);
@@ -299,7 +290,7 @@ impl Memory {
     /// Recomputes every entry's scores from its plays in the window (see the module doc).
     pub fn rescore(&mut self, cfg: &RewardConfig, trackers: &HashMap<String, Ema>, round: i64, window: i64) {
         for e in &mut self.entries {
-            let lp = e.skill.as_ref().and_then(|s| trackers.get(s)).copied();
+            let lp = e.env.skill.as_ref().and_then(|s| trackers.get(s)).copied();
             let p = e.current(round, window);
             if p.played() {
                 let o = cfg.score(&p, lp.map(|l| l.slow));
@@ -333,7 +324,7 @@ impl Memory {
                     Some(wr) if wr > cfg.too_easy => Label::TooEasy,
                     Some(wr) if wr < cfg.too_hard => Label::TooHard,
                     Some(wr) if wr >= cfg.seed_band.0 && wr <= cfg.seed_band.1 => {
-                        band.entry(e.skill.clone()).or_default().push((e.regret.unwrap_or(0.0), i));
+                        band.entry(e.env.skill.clone()).or_default().push((e.regret.unwrap_or(0.0), i));
                         Label::Unlabelled
                     }
                     _ => Label::Unlabelled,
@@ -372,6 +363,7 @@ impl Memory {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use spade_schema::Setting;
 
     pub(crate) fn entry(id: &str, skill: &str, round: i64) -> Entry {
         let env = EnvRow {
@@ -494,7 +486,7 @@ mod tests {
             m.add(entry(&format!("e{i}"), "x", i));
         }
         assert_eq!(m.evict(3), 2);
-        let ids: Vec<_> = m.entries().iter().map(|e| e.env_id.as_str()).collect();
+        let ids: Vec<_> = m.entries().iter().map(|e| e.env.env_id.as_str()).collect();
         assert_eq!(ids, ["e2", "e3", "e4"]);
         assert!(m.get("e0").is_none() && m.get("e4").is_some());
         assert_eq!(m.evict(3), 0);

@@ -149,7 +149,7 @@ pub fn score(
     if rcfg.variant == Variant::LearningPotential {
         let mut per_skill: BTreeMap<String, (f64, i64)> = BTreeMap::new();
         for id in &played_order {
-            let skill = memory.get(id).and_then(|e| e.skill.clone()).or_else(|| rollout_skills.get(id).cloned());
+            let skill = memory.get(id).and_then(|e| e.env.skill.clone()).or_else(|| rollout_skills.get(id).cloned());
             // This call's plays only: a round of several steps updates the trackers once per step.
             let (Some(skill), Some(p)) = (skill, played.get(id).copied()) else {
                 continue;
@@ -171,7 +171,7 @@ pub fn score(
     let lp_of = |skill: &Option<String>| skill.as_ref().and_then(|s| trackers.get(s)).map(|t| t.slow);
     let score_env = |env_id: &str, skill: Option<String>| -> Option<(Plays, Outcome, Option<String>)> {
         let (p, sk) = match memory.get(env_id) {
-            Some(e) => (e.current(round, cfg.window), e.skill.clone().or(skill)),
+            Some(e) => (e.current(round, cfg.window), e.env.skill.clone().or(skill)),
             None => (*orphans.get(env_id)?, skill.or_else(|| rollout_skills.get(env_id).cloned())),
         };
         let o = rcfg.score(&p, lp_of(&sk));
@@ -234,7 +234,7 @@ pub fn score(
         for id in env_order.iter().chain(&played_order).filter(|i| seen.insert(i.to_string())) {
             let (p, o, sk) = score_env(id, None).expect("environment is in the memory or the rollouts");
             let base = ScoreRow {
-                candidate_id: memory.get(id).and_then(|e| e.candidate_id.clone()),
+                candidate_id: memory.get(id).and_then(|e| e.env.candidate_id.clone()),
                 env_id: Some(id.clone()),
                 skill: sk,
                 round,
