@@ -14,11 +14,14 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{bail, Context};
+use arrow::array::{Array, ArrayRef, StringArray};
+use arrow::datatypes::DataType;
 use clap::Parser;
 use serde::Serialize;
 use spade_cli::Common;
-use spade_corpus::{ColumnNames, Quota, SampleConfig, Sampler};
+use spade_corpus::{ColumnNames, CorpusBatch, Quota, SampleConfig, Sampler};
 use spade_io::{TableReader, TableWriter, WriteMeta};
+use spade_schema::DOCS;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -91,7 +94,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     let names =
         ColumnNames { id: args.id_col.clone(), text: args.text_col.clone(), domain: args.domain_col.clone(), source: args.source_col.clone() };
     let reader = TableReader::open(&args.corpus)?;
-    reader.require(&[(names.id.as_str(), arrow::datatypes::DataType::Utf8), (names.text.as_str(), arrow::datatypes::DataType::Utf8)])?;
+    reader.require(&[(names.id.as_str(), DataType::Utf8), (names.text.as_str(), DataType::Utf8)])?;
     let total = reader.num_rows() as u64;
     let pb = args.common.progress(Some(total), "sampling");
     let mut sampler = Sampler::new(SampleConfig {
@@ -103,13 +106,21 @@ fn run(args: Args) -> anyhow::Result<()> {
         names,
     });
     for batch in reader {
-        let batch = batch?;
-        sampler.push(&batch)?;
-        pb.inc(batch.num_rows() as u64);
+        let b = batch?;
+        let ids = b.required(&args.id_col, &DataType::Utf8)?;
+        b.column(&args.text_col, &DataType::Utf8)?;
+        let domains = b.opt_column(&args.domain_col, &DataType::Utf8)?;
+        let strings = |a: &ArrayRef| a.as_any().downcast_ref::<StringArray>().expect("utf8").clone();
+        let domains = domains.as_ref().map(strings);
+        sampler.push(&CorpusBatch { batch: &b.batch, ids: &strings(&ids), domains: domains.as_ref(), origin: b.origin.clone() })?;
+        pb.inc(b.num_rows() as u64);
     }
     pb.finish_and_clear();
     let rows_read = sampler.rows_read();
-    let docs = sampler.finish()?;
+    let (rows, carried) = sampler.finish()?;
+    let base = DOCS.batch(&rows).map_err(anyhow::Error::msg)?;
+    let all: Vec<usize> = (0..rows.len()).collect();
+    let docs = spade_io::widen(&base, &[], Some((&carried, &all)))?;
     let config = spade_cli::config_json(&args);
     let meta =
         WriteMeta { table: "docs".into(), seed: Some(args.common.seed), config: Some(config.clone()), tool: Some("spade-sample-corpus".into()) };

@@ -20,13 +20,10 @@ use std::sync::Arc;
 use arrow::array::{Array, ArrayRef, RecordBatch, StringArray, UInt32Array};
 use arrow::compute::{concat_batches, take_record_batch};
 use arrow::datatypes::DataType;
-use spade_io::Batch;
-use spade_schema::{DocRow, DOCS};
+use spade_schema::DocRow;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error(transparent)]
-    Io(#[from] spade_io::Error),
     #[error("{0}")]
     Short(String),
     #[error("{0}")]
@@ -93,6 +90,15 @@ pub struct SampleConfig {
     /// Take all of a domain (or corpus) that has fewer documents than asked instead of failing.
     pub allow_short: bool,
     pub names: ColumnNames,
+}
+
+/// One batch of the corpus, with its id and (optional) domain columns as strings, and the file it
+/// came from (a document's default `source`).
+pub struct CorpusBatch<'a> {
+    pub batch: &'a RecordBatch,
+    pub ids: &'a StringArray,
+    pub domains: Option<&'a StringArray>,
+    pub origin: Arc<str>,
 }
 
 struct Entry {
@@ -172,18 +178,13 @@ impl Sampler {
     }
 
     /// Feeds one batch of the corpus.
-    pub fn push(&mut self, b: &Batch) -> Result<()> {
-        let n = &self.cfg.names;
-        let ids = b.required(&n.id, &DataType::Utf8)?;
-        let ids = ids.as_any().downcast_ref::<StringArray>().expect("utf8");
-        b.column(&n.text, &DataType::Utf8)?;
-        let domains = b.opt_column(&n.domain, &DataType::Utf8)?;
-        let domains = domains.as_ref().map(|d| d.as_any().downcast_ref::<StringArray>().expect("utf8").clone());
+    pub fn push(&mut self, b: &CorpusBatch) -> Result<()> {
+        let (ids, domains) = (b.ids, b.domains);
         let mut picked: Vec<(usize, usize, (u64, u64))> = Vec::new();
-        for row in 0..b.num_rows() {
+        for row in 0..b.batch.num_rows() {
             let seq = self.seq;
             self.seq += 1;
-            let pool = match (&self.cfg.quota, &domains) {
+            let pool = match (&self.cfg.quota, domains) {
                 (Quota::Total(_), _) => 0,
                 (Quota::Mix(_), Some(d)) if d.is_valid(row) => match self.index.get(d.value(row)) {
                     Some(&i) => i,
@@ -197,13 +198,13 @@ impl Sampler {
                 picked.push((pool, row, key));
             }
         }
-        self.rows_read += b.num_rows() as u64;
+        self.rows_read += b.batch.num_rows() as u64;
         if picked.is_empty() {
             return Ok(());
         }
         // Copy the admitted rows out of the batch so the batch itself can be freed.
         let rows = UInt32Array::from(picked.iter().map(|p| p.1 as u32).collect::<Vec<_>>());
-        let taken = take_record_batch(&b.batch, &rows)?;
+        let taken = take_record_batch(b.batch, &rows)?;
         for (i, (pool, _, key)) in picked.into_iter().enumerate() {
             let r = &mut self.pools[pool].1;
             if r.admits(key) {
@@ -214,8 +215,9 @@ impl Sampler {
         Ok(())
     }
 
-    /// The sample as a `docs` table (plus the corpus's other columns, carried through).
-    pub fn finish(self) -> Result<RecordBatch> {
+    /// The sample: its `docs` rows, and the corpus's other columns for those rows (to carry
+    /// through).
+    pub fn finish(self) -> Result<(Vec<DocRow>, RecordBatch)> {
         let names = self.cfg.names.clone();
         let mut chosen: Vec<Entry> = Vec::new();
         for (domain, r) in self.pools {
@@ -259,11 +261,10 @@ pub fn truncate_words(text: &str, max: usize) -> (&str, usize, bool) {
     (text, words, false)
 }
 
-fn build_docs(chosen: Vec<Entry>, names: &ColumnNames, max_words: usize) -> Result<RecordBatch> {
-    let docs_schema = DOCS.schema();
+fn build_docs(chosen: Vec<Entry>, names: &ColumnNames, max_words: usize) -> Result<(Vec<DocRow>, RecordBatch)> {
     let special = [&names.id, &names.text, &names.domain, &names.source];
     if chosen.is_empty() {
-        return Ok(RecordBatch::new_empty(docs_schema));
+        return Ok((Vec::new(), RecordBatch::new_empty(Arc::new(arrow::datatypes::Schema::empty()))));
     }
     let schema = chosen[0].row.schema();
     let rows: Vec<RecordBatch> = chosen.iter().map(|e| e.row.clone()).collect();
@@ -299,12 +300,9 @@ fn build_docs(chosen: Vec<Entry>, names: &ColumnNames, max_words: usize) -> Resu
             }
         })
         .collect();
-    let base = DOCS.batch(&docs).map_err(arrow::error::ArrowError::InvalidArgumentError)?;
-    // The corpus's other columns, carried through (its id, text, domain and source columns are the docs' own).
+    // The corpus's other columns (its id, text, domain and source columns are the docs' own).
     let keep: Vec<usize> = (0..schema.fields().len()).filter(|&k| !special.iter().any(|s| *s == schema.field(k).name())).collect();
-    let carried = all.project(&keep)?;
-    let take: Vec<usize> = (0..all.num_rows()).collect();
-    Ok(spade_io::widen(&base, &[], Some((&carried, &take)))?)
+    Ok((docs, all.project(&keep)?))
 }
 
 fn shard_name(origin: &str) -> String {
