@@ -6,6 +6,8 @@
 //! Environment: `SPADE_BENCH_QUICK=1` (2 documents × 2 samples, 256 tokens), `SPADE_THREADS`
 //! (default 2), `SPADE_MODEL`.
 
+#![forbid(unsafe_code)]
+
 use std::path::Path;
 use std::process::Command;
 use std::time::Instant;

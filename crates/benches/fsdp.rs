@@ -9,6 +9,8 @@
 //! scripts/torch-venv.sh), `SPADE_THREADS` (2: the candle step and the one FSDP process use 2
 //! threads, each of the two FSDP processes 1), `SPADE_BENCH_QUICK=1` (8 episodes of 256 tokens).
 
+#![forbid(unsafe_code)]
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;

@@ -18,6 +18,8 @@
 //! `SPADE_BENCH_TURNS`, `SPADE_BENCH_TOKENS`, `SPADE_BENCH_FULL=1`, `SPADE_BENCH_SLOTS`, `SPADE_MODEL`,
 //! `SPADE_THREADS`.
 
+#![forbid(unsafe_code)]
+
 use std::path::Path;
 use std::time::Instant;
 

@@ -4,6 +4,8 @@
 //!
 //! Environment: `SPADE_BENCH_QUICK=1` shortens every measurement (for smoke runs).
 
+#![forbid(unsafe_code)]
+
 use std::time::{Duration, Instant};
 
 use spade_sandbox::validate::{self, Candidate, CheckConfig, Setting};

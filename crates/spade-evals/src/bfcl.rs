@@ -12,28 +12,15 @@
 //! "error"}`) is the row's `response`, and BFCL's multi-turn checker scores it. [`play`] plays
 //! every episode of a run, batching the replies across episodes.
 
-use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use spade_model::{GenerationRequest, Generator};
 
 use crate::answer::{Answer, Bar, Sampling};
+pub use crate::score::StepOut;
 use crate::{Item, Message, ScoreOut, Scorer};
 
 /// BFCL's step limit per turn (`MAXIMUM_STEP_LIMIT` in `bfcl_eval.constants.default_prompts`).
 pub const MAX_STEPS: usize = 20;
-
-/// What the sandbox made of one reply.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-pub struct StepOut {
-    /// The decoded calls: `None` when the reply cannot be decoded, empty when it holds no call.
-    pub calls: Option<Vec<String>>,
-    /// One result per call.
-    #[serde(default)]
-    pub results: Vec<String>,
-    /// Why decoding failed.
-    #[serde(default)]
-    pub error: Option<String>,
-}
 
 /// How an episode ended.
 #[derive(Clone, Debug, PartialEq, Eq)]

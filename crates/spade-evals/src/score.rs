@@ -21,6 +21,19 @@ use spade_sandbox::{Limits, Sandbox, SandboxConfig};
 
 use crate::python::SCORE;
 
+/// What the sandbox made of one BFCL reply: its calls decoded and executed.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct StepOut {
+    /// The decoded calls: `None` when the reply cannot be decoded, empty when it holds no call.
+    pub calls: Option<Vec<String>>,
+    /// One result per call.
+    #[serde(default)]
+    pub results: Vec<String>,
+    /// Why decoding failed.
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
 /// One answer to score.
 #[derive(Clone, Debug, Serialize)]
 pub struct ScoreReq {
@@ -146,7 +159,7 @@ impl Scorer {
     /// One step of a BFCL multi-turn episode, in a sandbox child: decode `reply` and execute its
     /// calls against the item's backends after replaying `executed` (see `bfcl_step` in
     /// `python/score.py`). `Err` is the sandbox's status (`timeout`, `memory`, …).
-    pub fn bfcl_step(&self, meta: &Value, executed: &[Vec<String>], reply: &str) -> Result<crate::bfcl::StepOut, String> {
+    pub fn bfcl_step(&self, meta: &Value, executed: &[Vec<String>], reply: &str) -> Result<StepOut, String> {
         let v = self
             .batch_sb
             .run_function(SCORE, "bfcl_step", &[json!(self.site), meta.clone(), json!(executed), json!(reply)], &json!({}))
@@ -154,7 +167,7 @@ impl Scorer {
                 tracing::debug!("sandbox bfcl step: {}: {}", e.status.as_str(), first_line(&e.message));
                 e.status.as_str().to_string()
             })?;
-        let out: crate::bfcl::StepOut = serde_json::from_value(v).map_err(|e| format!("invalid_result: {e}"))?;
+        let out: StepOut = serde_json::from_value(v).map_err(|e| format!("invalid_result: {e}"))?;
         if out.calls.as_ref().is_some_and(|c| !c.is_empty() && c.len() != out.results.len()) {
             return Err("invalid_result: results do not match calls".into());
         }
@@ -162,7 +175,7 @@ impl Scorer {
     }
 
     /// [`Scorer::bfcl_step`] for many episodes at once (`--jobs` children); aligned with `steps`.
-    pub fn bfcl_steps(&self, steps: &[(&Value, &[Vec<String>], &str)]) -> Vec<Result<crate::bfcl::StepOut, String>> {
+    pub fn bfcl_steps(&self, steps: &[(&Value, &[Vec<String>], &str)]) -> Vec<Result<StepOut, String>> {
         par_map(self.cfg.jobs, steps.len(), |i| {
             let (meta, executed, reply) = steps[i];
             self.bfcl_step(meta, executed, reply)

@@ -134,7 +134,7 @@ impl Model {
         }
         let st = self.stack(repr, false)?;
         let static_path = std::env::var(ENGINE_ENV).is_ok_and(|v| v == "static");
-        if !static_path && crate::engine::supported(self, st) {
+        if !static_path && self.engine_supports(st) {
             return self.generate_engine(repr, st, requests, params, done);
         }
         let out = self.generate_static(repr, requests, params)?;

@@ -11,9 +11,9 @@
 //! command line gets a `Box<dyn Generator>` (`ModelArgs::load_generator`, the `cli` and `server`
 //! features) and reaches the model through [`Generator::model`].
 
-use crate::engine::EngineStats;
 use crate::error::Result;
 use crate::generate::{Generation, GenerationRequest, SamplingParams};
+use crate::kv::EngineStats;
 use crate::model::Model;
 
 /// Continues prompts given as token ids: the embedded model or a server serving it.

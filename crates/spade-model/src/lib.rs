@@ -32,11 +32,13 @@ pub mod engine;
 pub mod error;
 pub mod generate;
 pub mod generator;
+pub mod kv;
 pub mod load;
 pub mod model;
 mod ops;
 #[cfg(feature = "cli")]
 pub mod options;
+mod repr;
 pub mod score;
 #[cfg(feature = "server")]
 pub mod server;
@@ -49,10 +51,10 @@ pub use blocks::zeros;
 pub use chat::{ChatTemplate, Message};
 pub use checkpoint::{save_hf_folder, Checkpoint};
 pub use config::{Family, ModelConfig};
-pub use engine::{EngineStats, KvStore};
 pub use error::{Error, Result};
 pub use generate::{FinishReason, Generation, GenerationRequest, SamplingParams};
 pub use generator::Generator;
+pub use kv::{EngineStats, KvStore};
 pub use load::{load, load_gguf, load_hf_folder};
 pub use model::{Batch, KvCache, Model, Repr};
 #[cfg(feature = "cli")]

@@ -18,36 +18,7 @@ use crate::error::{Error, Result};
 use crate::tokenizer::Tokenizer;
 use crate::weights::{layer_name, Weights};
 
-/// How the matmul weights are represented for inference.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Repr {
-    /// The trainable f32 weights themselves (log-probs equal the trainer's).
-    F32,
-    /// 8-bit blocks quantised from the f32 weights (faster decode on CPU).
-    #[serde(rename = "q8_0")]
-    Q8_0,
-}
-
-impl std::str::FromStr for Repr {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        match s.to_ascii_lowercase().as_str() {
-            "f32" => Ok(Repr::F32),
-            "q8_0" | "q8" => Ok(Repr::Q8_0),
-            _ => Err(format!("unknown representation {s:?} (f32 | q8_0)")),
-        }
-    }
-}
-
-impl std::fmt::Display for Repr {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Repr::F32 => "f32",
-            Repr::Q8_0 => "q8_0",
-        })
-    }
-}
+pub use crate::repr::Repr;
 
 #[derive(Clone)]
 pub(crate) enum Lin {
@@ -303,7 +274,7 @@ pub struct Model {
     frozen: Stack,
     fast: Option<(Repr, Stack)>,
     /// Keys and values of finished sequences, for prompts that extend them (the engine's).
-    pub(crate) kv_store: Arc<std::sync::Mutex<crate::engine::KvStore>>,
+    pub(crate) kv_store: Arc<std::sync::Mutex<crate::kv::KvStore>>,
     /// Whether `kv_store` keeps entries across generate calls ([`Model::set_prefix_cache`]).
     pub(crate) keep_prefixes: bool,
     /// Bytes of keys and values the engine may hold ([`Model::set_kv_budget`]).
@@ -430,8 +401,13 @@ impl Model {
         self.kv_budget = bytes;
     }
 
+    /// Whether the engine can run this stack: CPU, no per-head q/k norms.
+    pub(crate) fn engine_supports(&self, st: &Stack) -> bool {
+        self.device.is_cpu() && st.layers.iter().all(|l| l.q_norm.is_none() && l.k_norm.is_none())
+    }
+
     /// The engine's counters, summed over this model's generate calls.
-    pub fn engine_stats(&self) -> crate::engine::EngineStats {
+    pub fn engine_stats(&self) -> crate::kv::EngineStats {
         self.kv_store.lock().map(|s| s.stats).unwrap_or_default()
     }
 
