@@ -119,3 +119,61 @@ fn only_the_stages_touch_table_io() {
     }
     assert!(offenders.is_empty(), "libraries that read or write tables themselves: {offenders:?}");
 }
+
+/// No circle among a crate's modules: `crate::m` names in a file's code (before its test module,
+/// comments left out) are arrows to module `m`, and following them never comes back (`lib.rs`, which declares and
+/// re-exports the modules, is not a node).
+#[test]
+fn no_crate_has_a_circle_of_modules() {
+    use std::collections::{BTreeMap, BTreeSet};
+    let mut circles = Vec::new();
+    for e in std::fs::read_dir(root().join("crates")).unwrap() {
+        let src = e.unwrap().path().join("src");
+        if !src.is_dir() {
+            continue;
+        }
+        let mut arrows: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for f in std::fs::read_dir(&src).unwrap() {
+            let p = f.unwrap().path();
+            let name = p.file_stem().unwrap().to_string_lossy().to_string();
+            if p.extension().is_none_or(|x| x != "rs") || name == "lib" || name == "main" {
+                continue;
+            }
+            let text = std::fs::read_to_string(&p).unwrap();
+            // Code only: comments (doc links among them) name modules without importing them.
+            let prod: String =
+                text.split("#[cfg(test)]").next().unwrap().lines().map(|l| l.split("//").next().unwrap()).collect::<Vec<_>>().join("\n");
+            let to: BTreeSet<String> = prod
+                .split("crate::")
+                .skip(1)
+                .map(|rest| rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect::<String>())
+                .filter(|m| m != &name && src.join(format!("{m}.rs")).exists())
+                .collect();
+            arrows.insert(name, to);
+        }
+        // Depth-first search for a back edge.
+        fn visit(n: &str, arrows: &BTreeMap<String, BTreeSet<String>>, path: &mut Vec<String>, done: &mut BTreeSet<String>) -> Option<Vec<String>> {
+            if let Some(i) = path.iter().position(|p| p == n) {
+                return Some(path[i..].to_vec());
+            }
+            if !done.insert(n.to_string()) {
+                return None;
+            }
+            path.push(n.to_string());
+            for m in arrows.get(n).into_iter().flatten() {
+                if let Some(c) = visit(m, arrows, path, done) {
+                    return Some(c);
+                }
+            }
+            path.pop();
+            None
+        }
+        let mut done = BTreeSet::new();
+        for n in arrows.keys() {
+            if let Some(c) = visit(n, &arrows, &mut Vec::new(), &mut done) {
+                circles.push(format!("{}: {}", src.display(), c.join(" → ")));
+            }
+        }
+    }
+    assert!(circles.is_empty(), "circles of modules: {circles:?}");
+}
