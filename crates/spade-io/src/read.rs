@@ -636,4 +636,23 @@ mod rows_tests {
         let e = batch(vec![("env_id", env), ("arm", arm), ("episode", ep)]).rows::<Play>(&ROLLOUTS).unwrap_err().to_string();
         assert_eq!(e, "r.parquet: row 12: column `arm`: unknown variant `sometimes`, expected one of `hint`, `no-hint`, `nohint`");
     }
+
+    #[test]
+    fn memory_defaults_cover_absent_columns_and_null_cells_and_settings_read_leniently() {
+        use arrow::array::Float64Array;
+        use spade_schema::{Label, MemoryRow, Setting, MEMORY};
+        let s = |v: Vec<Option<&str>>| -> ArrayRef { Arc::new(StringArray::from(v)) };
+        let b = batch(vec![
+            ("env_id", s(vec![Some("a"), Some("b")])),
+            ("code", s(vec![Some("x"), Some("y")])),
+            ("label", s(vec![Some("seed"), None])),
+            ("plays_hint", Arc::new(Int64Array::from(vec![Some(3), None]))),
+            ("sum_hint", Arc::new(Float64Array::from(vec![None, Some(1.5)]))),
+            ("setting", s(vec![Some("Tool-Use"), Some("chess")])),
+        ]);
+        let rows: Vec<MemoryRow> = b.rows(&MEMORY).unwrap();
+        assert_eq!((rows[0].label, rows[0].plays_hint, rows[0].sum_hint, rows[0].setting), (Label::Seed, 3, 0.0, Some(Setting::ToolUse)));
+        assert_eq!((rows[1].label, rows[1].plays_hint, rows[1].sum_hint, rows[1].setting), (Label::Unlabelled, 0, 1.5, Some(Setting::Games)));
+        assert_eq!((rows[0].wins_hint, rows[0].first_round), (0, 0), "absent columns");
+    }
 }

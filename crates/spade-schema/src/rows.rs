@@ -3,9 +3,20 @@
 //! `spade_io::Batch::rows` through `serde_arrow` against the table's own schema. A reader that needs
 //! only some columns declares its own struct with those fields (see `spade_io::Batch::rows`).
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::domain::{Arm, Label, RewardKind, Setting, Status};
+
+/// A value that may be null in a table: the type's default then (a count 0, the label `none`).
+fn null_as_default<'de, D: Deserializer<'de>, T: Deserialize<'de> + Default>(d: D) -> Result<T, D::Error> {
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
+/// An environment's setting as a table cell, read leniently ([`Setting::parse`]: any case, and
+/// `games` for an unknown value), as seed headers are.
+fn lenient_setting<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Setting>, D::Error> {
+    Ok(Option::<String>::deserialize(d)?.map(|s| Setting::parse(Some(&s))))
+}
 
 /// A `docs` row.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -56,6 +67,7 @@ pub struct EnvRow {
     pub code: String,
     pub hint: Option<String>,
     pub skill: Option<String>,
+    #[serde(default, deserialize_with = "lenient_setting")]
     pub setting: Option<Setting>,
     pub source: Option<String>,
     pub solver: Option<String>,
@@ -122,37 +134,38 @@ pub struct ScoreRow {
 }
 
 /// A `memory` row: one environment of the memory. Only `env_id` and `code` must be present to read
-/// one: counts default to 0 and the label to `none`.
+/// one: counts default to 0 and the label to `none`, whether the column is absent or the cell null.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MemoryRow {
     pub env_id: String,
     pub code: String,
     pub hint: Option<String>,
     pub skill: Option<String>,
+    #[serde(default, deserialize_with = "lenient_setting")]
     pub setting: Option<Setting>,
     pub candidate_id: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub first_round: i64,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub last_round: i64,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub plays_hint: i64,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub sum_hint: f64,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub plays_nohint: i64,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub sum_nohint: f64,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub wins_hint: i64,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub wins_nohint: i64,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub failures: i64,
     pub regret: Option<f64>,
     pub nohint_win_rate: Option<f64>,
     pub designer_reward: Option<f64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub label: Label,
     pub lp_fast: Option<f64>,
     pub lp_slow: Option<f64>,
