@@ -78,6 +78,21 @@ fn designer_rows(
     (cands, scores)
 }
 
+/// The rollouts of `r` with every return 0.5 (`DIR/flat.jsonl`): only zero-variance groups, nothing
+/// for the agent to train.
+fn flat_rollouts(dir: &Path, r: &str) -> PathBuf {
+    let flat = dir.join("flat.jsonl");
+    let rows: Vec<serde_json::Value> = read_jsonl(Path::new(r))
+        .into_iter()
+        .map(|mut v| {
+            v["return"] = json!(0.5);
+            v
+        })
+        .collect();
+    write_jsonl(&flat, &rows);
+    flat
+}
+
 /// A full batch written as JSONL (rollouts, candidates, scores) in `dir`.
 fn write_batch(dir: &Path, model: &Path, seed: u64) -> (String, String, String) {
     let m = spade_model::load(model, &Device::Cpu).unwrap();
@@ -411,15 +426,7 @@ fn a_step_with_nothing_to_train_advances_the_step_only() {
     let ck1 = d.path().join("ck1");
     grpo(&model, &ck1, &r, &c, &s, &[]).success();
     // Only zero-variance groups and frozen designer: nothing to train.
-    let flat = d.path().join("flat.jsonl");
-    let rows: Vec<serde_json::Value> = read_jsonl(Path::new(&r))
-        .into_iter()
-        .map(|mut v| {
-            v["return"] = json!(0.5);
-            v
-        })
-        .collect();
-    write_jsonl(&flat, &rows);
+    let flat = flat_rollouts(d.path(), &r);
     let ck2 = d.path().join("ck2");
     let metrics = d.path().join("m.jsonl");
     stage("spade-grpo-step")
@@ -801,15 +808,7 @@ pub(crate) mod fsdp {
         let (r, c, s) = write_batch(d.path(), &model, 15);
         let ck1 = d.path().join("ck1");
         grpo(&model, &ck1, &r, &c, &s, &[]).success();
-        let flat = d.path().join("flat.jsonl");
-        let rows: Vec<serde_json::Value> = read_jsonl(Path::new(&r))
-            .into_iter()
-            .map(|mut v| {
-                v["return"] = json!(0.5);
-                v
-            })
-            .collect();
-        write_jsonl(&flat, &rows);
+        let flat = flat_rollouts(d.path(), &r);
         let t = trainer(1);
         for (from, to, steps) in [(&ck1, "ck2", 1), (&model, "fresh", 0)] {
             let out = d.path().join(to);
