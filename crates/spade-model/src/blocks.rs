@@ -218,7 +218,7 @@ fn layer_tensors(l: &Layer) -> Option<Vec<Option<&Tensor>>> {
     fn dense(x: &Lin) -> Option<&Tensor> {
         match x {
             Lin::Dense(t) => Some(t),
-            Lin::Quant(_) => None,
+            Lin::Quant(_) | Lin::Packed(_) => None,
         }
     }
     Some(vec![

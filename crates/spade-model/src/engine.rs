@@ -94,6 +94,7 @@ fn apply(lin: &Lin, bias: Option<&Tensor>, x: &[f32], rows: usize, inp: usize) -
             let t = Tensor::from_slice(x, (rows, inp), &candle_core::Device::Cpu)?;
             q.forward(&t)?.flatten_all()?.to_vec1::<f32>()?
         }
+        Lin::Packed(p) => crate::q8::matmul(p, &crate::q8::quantise_rows(x, rows, inp)),
     };
     if let Some(b) = bias {
         with_f32(&[Some(b)], |sl| {
@@ -162,18 +163,18 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
 }
 
 /// One attention task: query rows `j0..j1` of one sequence (positions `past + j`), the `g`
-/// query heads of KV head `kvh`. `q`: the sequence's rows `(n, qd)`; `k`, `v`: its cache
-/// `(past + n, kd)`. Returns `(j1 − j0, g · hd)`: each row's heads side by side.
+/// query heads of KV head `kvh`. `q`: the sequence's rows `(n, qd)`; `k`, `v`: that head's
+/// cache `(past + n, hd)`. Returns `(j1 − j0, g · hd)`: each row's heads side by side.
 #[inline(always)]
 fn attend_lanes(q: &[f32], k: &[f32], v: &[f32], (j0, j1, past): (usize, usize, usize), kvh: usize, dm: Dims, scale: f32) -> Vec<f32> {
-    let (hd, qd, kd) = (dm.hd, dm.qd(), dm.kd());
+    let (hd, qd) = (dm.hd, dm.qd());
     let g = dm.nh / dm.nkv;
     let mut out = vec![0f32; (j1 - j0) * g * hd];
     let mut p = vec![0f32; g * (past + j1)];
     for j in j0..j1 {
         let keys = past + j + 1;
         for t in 0..keys {
-            let kr = &k[t * kd + kvh * hd..t * kd + (kvh + 1) * hd];
+            let kr = &k[t * hd..(t + 1) * hd];
             for h in 0..g {
                 let qo = j * qd + (kvh * g + h) * hd;
                 p[h * keys + t] = dot(&q[qo..qo + hd], kr) * scale;
@@ -184,7 +185,7 @@ fn attend_lanes(q: &[f32], k: &[f32], v: &[f32], (j0, j1, past): (usize, usize, 
             softmax_in_place(&mut p[h * keys..(h + 1) * keys]);
         }
         for t in 0..keys {
-            let vr = &v[t * kd + kvh * hd..t * kd + (kvh + 1) * hd];
+            let vr = &v[t * hd..(t + 1) * hd];
             for h in 0..g {
                 let w = p[h * keys + t];
                 for (o, &x) in o[h * hd..(h + 1) * hd].iter_mut().zip(vr) {
@@ -202,8 +203,74 @@ fn attend_avx2(q: &[f32], k: &[f32], v: &[f32], rows: (usize, usize, usize), kvh
     attend_lanes(q, k, v, rows, kvh, dm, scale)
 }
 
-/// [`attend_lanes`] on AVX2 where the CPU has it (no FMA contraction either way).
+/// One decoding row (`q`: its `qd` floats) against `keys` cached positions, the `g` query heads
+/// of KV head `kvh`, on AVX-512 (`hd` a multiple of 16): each score a 16-lane fused dot product,
+/// the values added 16 lanes at a time. Returns the `g · hd` outputs.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn attend_row_avx512(q: &[f32], k: &[f32], v: &[f32], keys: usize, kvh: usize, dm: Dims, scale: f32) -> Vec<f32> {
+    use std::arch::x86_64::*;
+    let hd = dm.hd;
+    let g = dm.nh / dm.nkv;
+    let lanes = hd / 16;
+    assert!(hd % 16 == 0 && q.len() >= (kvh + 1) * g * hd && k.len() >= keys * hd && v.len() >= keys * hd);
+    let q = &q[kvh * g * hd..(kvh + 1) * g * hd];
+    let mut p = vec![0f32; g * keys];
+    // SAFETY (every pointer below): the offsets stay inside the slices checked above.
+    unsafe {
+        for t in 0..keys {
+            let kr = k.as_ptr().add(t * hd);
+            for h in 0..g {
+                let qh = q.as_ptr().add(h * hd);
+                let mut acc = _mm512_mul_ps(_mm512_loadu_ps(qh), _mm512_loadu_ps(kr));
+                for i in 1..lanes {
+                    acc = _mm512_fmadd_ps(_mm512_loadu_ps(qh.add(16 * i)), _mm512_loadu_ps(kr.add(16 * i)), acc);
+                }
+                p[h * keys + t] = _mm512_reduce_add_ps(acc) * scale;
+            }
+        }
+    }
+    for h in 0..g {
+        softmax_in_place(&mut p[h * keys..(h + 1) * keys]);
+    }
+    let mut out = vec![0f32; g * hd];
+    unsafe {
+        for t in 0..keys {
+            let vr = v.as_ptr().add(t * hd);
+            for h in 0..g {
+                let w = _mm512_set1_ps(p[h * keys + t]);
+                let o = out.as_mut_ptr().add(h * hd);
+                for i in 0..lanes {
+                    _mm512_storeu_ps(o.add(16 * i), _mm512_fmadd_ps(w, _mm512_loadu_ps(vr.add(16 * i)), _mm512_loadu_ps(o.add(16 * i))));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Whether [`attend_row_avx512`] serves this model's decoding rows on this CPU.
+fn row_kernel(hd: usize) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        hd % 16 == 0 && std::is_x86_feature_detected!("avx512f")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = hd;
+        false
+    }
+}
+
+/// [`attend_lanes`] on AVX2 where the CPU has it (no FMA contraction either way); a single
+/// decoding row on AVX-512 where the CPU has that ([`attend_row_avx512`]).
 fn attend(q: &[f32], k: &[f32], v: &[f32], rows: (usize, usize, usize), kvh: usize, dm: Dims, scale: f32) -> Vec<f32> {
+    #[cfg(target_arch = "x86_64")]
+    if rows.1 - rows.0 == 1 && row_kernel(dm.hd) {
+        let (j0, _, past) = rows;
+        // SAFETY: AVX-512 F was just detected.
+        return unsafe { attend_row_avx512(&q[j0 * dm.qd()..(j0 + 1) * dm.qd()], k, v, past + j0 + 1, kvh, dm, scale) };
+    }
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") {
         // SAFETY: AVX2 was just detected.
@@ -215,21 +282,21 @@ fn attend(q: &[f32], k: &[f32], v: &[f32], rows: (usize, usize, usize), kvh: usi
 /// [`attend`] for a block of prefill rows, on two GEMMs per query head: the scores of the rows
 /// against the keys up to the last row, a causal softmax, then the values.
 fn attend_gemm(q: &[f32], k: &[f32], v: &[f32], (j0, j1, past): (usize, usize, usize), kvh: usize, dm: Dims, scale: f32) -> Vec<f32> {
-    let (hd, qd, kd) = (dm.hd, dm.qd(), dm.kd());
+    let (hd, qd) = (dm.hd, dm.qd());
     let g = dm.nh / dm.nkv;
     let (m, keys) = (j1 - j0, past + j1);
     let mut out = vec![0f32; m * g * hd];
     let mut p = vec![0f32; m * keys];
     for h in 0..g {
         let qo = j0 * qd + (kvh * g + h) * hd;
-        gemm((false, true), (m, keys, hd), scale, (&q[qo..], qd), (&k[kvh * hd..], kd), 0.0, (&mut p, keys));
+        gemm((false, true), (m, keys, hd), scale, (&q[qo..], qd), (k, hd), 0.0, (&mut p, keys));
         for (i, row) in p.chunks_mut(keys).enumerate() {
             let seen = past + j0 + i + 1;
             let (a, b) = row.split_at_mut(seen);
             softmax_in_place(a);
             b.fill(0.0);
         }
-        gemm((false, false), (m, hd, keys), 1.0, (&p, keys), (&v[kvh * hd..], kd), 0.0, (&mut out[h * hd..], g * hd));
+        gemm((false, false), (m, hd, keys), 1.0, (&p, keys), (v, hd), 0.0, (&mut out[h * hd..], g * hd));
     }
     out
 }
@@ -263,7 +330,6 @@ impl Model {
         done: &mut dyn FnMut(usize),
     ) -> Result<Vec<Generation>> {
         let dm = self.engine_dims();
-        let kd = dm.kd();
         let ctx = self.context_length();
         let slots = params.max_batch.max(1);
         let per_token = self.kv_bytes_per_token();
@@ -318,15 +384,15 @@ impl Model {
                     break;
                 }
                 waiting.pop_front();
-                let cap = (r.prompt.len() + budget) * kd;
+                let cap = (r.prompt.len() + budget) * dm.hd;
                 let kv = match best {
                     (Some(e), _, n) if n > 0 => {
                         store.clock += 1;
                         store.entries[e].used = store.clock;
-                        store.entries[e].kv.prefix(n, kd, cap)
+                        store.entries[e].kv.prefix(n, dm.hd, cap)
                     }
-                    (_, Some(j), n) if n > 0 => live[j].kv.prefix(n, kd, cap),
-                    _ => SeqKv::new(dm.layers, cap),
+                    (_, Some(j), n) if n > 0 => live[j].kv.prefix(n, dm.hd, cap),
+                    _ => SeqKv::new(dm.layers * dm.nkv, cap),
                 };
                 stats.sequences += 1;
                 stats.prompt_tokens += r.prompt.len();
@@ -448,8 +514,13 @@ impl Model {
             rope(&mut k, dm.nkv, hd, &tables);
             for (&(j, n), &o) in plan.iter().zip(&offsets) {
                 let c = &mut live[j].kv;
-                c.k[li].extend_from_slice(&k[o * kd..(o + n) * kd]);
-                c.v[li].extend_from_slice(&v[o * kd..(o + n) * kd]);
+                for r in o..o + n {
+                    for h in 0..dm.nkv {
+                        let at = r * kd + h * hd;
+                        c.k[li * dm.nkv + h].extend_from_slice(&k[at..at + hd]);
+                        c.v[li * dm.nkv + h].extend_from_slice(&v[at..at + hd]);
+                    }
+                }
             }
             // Attention: tasks of (sequence, KV head, block of query rows). A decoding row is a
             // task of the pool (dot products by hand); a prefill block is two GEMMs on the BLAS.
@@ -468,9 +539,9 @@ impl Model {
                 let o = offsets[p];
                 let rows = (j0, j1, c.len);
                 if n == 1 {
-                    attend(&q[o * qd..(o + n) * qd], &c.k[li], &c.v[li], rows, kvh, dm, scale)
+                    attend(&q[o * qd..(o + n) * qd], &c.k[li * dm.nkv + kvh], &c.v[li * dm.nkv + kvh], rows, kvh, dm, scale)
                 } else {
-                    attend_gemm(&q[o * qd..(o + n) * qd], &c.k[li], &c.v[li], rows, kvh, dm, scale)
+                    attend_gemm(&q[o * qd..(o + n) * qd], &c.k[li * dm.nkv + kvh], &c.v[li * dm.nkv + kvh], rows, kvh, dm, scale)
                 }
             };
             let outs: Vec<Vec<f32>> =

@@ -41,7 +41,8 @@ impl std::fmt::Display for EngineStats {
     }
 }
 
-/// One sequence's keys and values: per layer, `(len, kv_dim)` row-major.
+/// One sequence's keys and values: per layer and KV head (`layer · kv_heads + head`), `(len,
+/// head_dim)` row-major, so attention for one head streams consecutive memory.
 #[derive(Clone, Default)]
 pub(crate) struct SeqKv {
     pub(crate) k: Vec<Vec<f32>>,
@@ -50,19 +51,17 @@ pub(crate) struct SeqKv {
 }
 
 impl SeqKv {
-    pub(crate) fn new(layers: usize, capacity: usize) -> Self {
-        SeqKv {
-            k: (0..layers).map(|_| Vec::with_capacity(capacity)).collect(),
-            v: (0..layers).map(|_| Vec::with_capacity(capacity)).collect(),
-            len: 0,
-        }
+    /// Empty buffers for `heads` (layers × KV heads), with room for `capacity` floats each.
+    pub(crate) fn new(heads: usize, capacity: usize) -> Self {
+        SeqKv { k: (0..heads).map(|_| Vec::with_capacity(capacity)).collect(), v: (0..heads).map(|_| Vec::with_capacity(capacity)).collect(), len: 0 }
     }
 
-    /// The first `n` positions, in buffers with room for `capacity` floats each.
-    pub(crate) fn prefix(&self, n: usize, kd: usize, capacity: usize) -> SeqKv {
+    /// The first `n` positions (`hd` floats each per buffer), in buffers with room for
+    /// `capacity` floats each.
+    pub(crate) fn prefix(&self, n: usize, hd: usize, capacity: usize) -> SeqKv {
         let cut = |b: &Vec<f32>| {
-            let mut o = Vec::with_capacity(capacity.max(n * kd));
-            o.extend_from_slice(&b[..n * kd]);
+            let mut o = Vec::with_capacity(capacity.max(n * hd));
+            o.extend_from_slice(&b[..n * hd]);
             o
         };
         SeqKv { k: self.k.iter().map(cut).collect(), v: self.v.iter().map(cut).collect(), len: n }

@@ -38,6 +38,7 @@ pub mod model;
 mod ops;
 #[cfg(feature = "cli")]
 pub mod options;
+mod q8;
 mod repr;
 pub mod score;
 #[cfg(feature = "server")]
