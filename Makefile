@@ -46,6 +46,8 @@ EVAL_N ?= 32
 EVAL_SAMPLES ?= 2
 THREADS ?= 2
 DEVICE ?= cpu
+# The weights generation runs on (design, rollout, eval): f32 (log-probs equal the trainer's) or q8_0.
+REPR ?= f32
 # MODEL: the base model (the embedded default unless given). A run's first round starts from START:
 # the warm-started designer ($(WARM)/checkpoint, `make warmstart`) when it exists, else MODEL.
 MODEL ?= $(shell $(SHELL) scripts/fetch-model.sh 2>/dev/null)
@@ -217,8 +219,8 @@ SDIR = $(RDIR)/step-$(1)
 METRICS := --metrics $(RUNDIR)/metrics.jsonl
 COMMON = --seed $(SEED) --round $(ROUND) $(METRICS)
 MODELFLAGS = --threads $(THREADS) --device $(DEVICE) --temperature $(TEMPERATURE)
-DESIGNFLAGS = --threads $(THREADS) --device $(DEVICE) --temperature $(DESIGN_TEMPERATURE)
-EVALFLAGS = --threads $(THREADS) --device $(DEVICE) --temperature $(EVAL_TEMPERATURE) $(EVAL_FLAGS)
+DESIGNFLAGS = --threads $(THREADS) --device $(DEVICE) --temperature $(DESIGN_TEMPERATURE) --repr $(REPR)
+EVALFLAGS = --threads $(THREADS) --device $(DEVICE) --temperature $(EVAL_TEMPERATURE) --repr $(REPR) $(EVAL_FLAGS)
 # The model a round starts from: the previous round's last checkpoint, or START.
 START_CKPT := $(if $(filter 1,$(ROUND)),,$(PREV)/step-$(LAST_STEP)/checkpoint/trainer_state.json)
 START_MODEL := $(if $(filter 1,$(ROUND)),$(START),$(PREV)/step-$(LAST_STEP)/checkpoint)
@@ -244,7 +246,7 @@ $(RUNDIR)/config.json: | venv
 	mkdir -p $(RUNDIR)
 	$(PYTHON) -c 'import json,sys; a=sys.argv[1:]; json.dump(dict(zip(a[::2],a[1::2])),open("$@.tmp","w"),indent=1)' \
 	  run "$(RUN)" seed "$(SEED)" size "$(SIZE)" steps "$(STEPS)" delay "$(DELAY)" eval_every "$(EVAL_EVERY)" settings "$(SETTINGS)" \
-	  eval_suites "$(EVAL_SUITES)" eval_n "$(EVAL_N)" eval_samples "$(EVAL_SAMPLES)" threads "$(THREADS)" device "$(DEVICE)" \
+	  eval_suites "$(EVAL_SUITES)" eval_n "$(EVAL_N)" eval_samples "$(EVAL_SAMPLES)" threads "$(THREADS)" device "$(DEVICE)" repr "$(REPR)" \
 	  model "$(MODEL)" start "$(START)" seed_plays "$(SEED_PLAYS)" match_run "$(MATCH_RUN)" fixed_pool_size "$(FIXED_POOL_SIZE)" \
 	  pool "$(POOL)" temperature "$(TEMPERATURE)" design_temperature "$(DESIGN_TEMPERATURE)" lr "$(LR)" variant "$(VARIANT)" fixed_pool "$(FIXED_POOL)" \
 	  frozen_designer "$(FROZEN_DESIGNER)" no_memory "$(NO_MEMORY)" no_corpus "$(NO_CORPUS)" corpus "$(CORPUS)" \
@@ -292,7 +294,7 @@ step-$(1)-inputs: $$(STEP_INPUTS_$(1))
 $(call SHARDED,$(call SDIR,$(1))/rollouts.parquet): $$(STEP_INPUTS_$(1))
 	$(ROLLOUT) --model $(if $(filter 0,$(1)),$(START_MODEL),$(call SDIR,$(shell echo $$(($(1)-1))))/checkpoint) \
 	  $(if $(NEW_ENVS),--envs $(NEW_ENVS),) --memory $(if $(filter 0,$(1)),$(START_MEMORY),$(call SDIR,$(shell echo $$(($(1)-1))))/memory.parquet) \
-	  $(if $(FIXED_POOL),--pool-draw draw --pool $(FIXED_POOL_SIZE) $(MATCH_FLAG),--pool $(POOL)) --group $(GROUP) --step $(1) $$(SHARD_FLAG) -o $$@ $(ROLLOUT_FLAGS) $(MODELFLAGS) $(COMMON)
+	  $(if $(FIXED_POOL),--pool-draw draw --pool $(FIXED_POOL_SIZE) $(MATCH_FLAG),--pool $(POOL)) --group $(GROUP) --step $(1) $$(SHARD_FLAG) -o $$@ $(ROLLOUT_FLAGS) $(MODELFLAGS) --repr $(REPR) $(COMMON)
 
 $(call SDIR,$(1))/memory.parquet: $(call SHARDED,$(call SDIR,$(1))/rollouts.parquet)
 	$(if $(and $(filter $(LAST_STEP),$(1)),$(TRAIN_DESIGNER)),mkdir -p $(call SDIR,$(1)) && echo $(DCANDIDATES) > $(call SDIR,$(1))/designer-batch.txt,)

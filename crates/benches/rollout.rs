@@ -14,6 +14,9 @@
 //! `$SPADE_LLAMA_SERVER`), they are also played through it (the `--server` backend, the same number
 //! of slots) on loopback; `embedded_vs_server_episodes_per_min` is the engine's rate over the server's.
 //!
+//! The batched episodes run again in each representation `SPADE_BENCH_REPRS` names (default
+//! `q8_0`; the first runs are f32), each with its ratio to the server.
+//!
 //! Environment: `SPADE_BENCH_QUICK=1` (4 environments, G=2, 1 turn, 16 tokens),
 //! `SPADE_BENCH_TURNS`, `SPADE_BENCH_TOKENS`, `SPADE_BENCH_FULL=1`, `SPADE_BENCH_SLOTS`, `SPADE_MODEL`,
 //! `SPADE_THREADS`.
@@ -137,7 +140,7 @@ fn main() {
     let via_server = if server_bin.exists() {
         let threads: usize = std::env::var("RAYON_NUM_THREADS").ok().and_then(|t| t.parse().ok()).unwrap_or(2);
         let local = spade_model::LocalServer::start(&server_bin, &model_path, "bench", slots, 2048, threads).expect("llama-server");
-        let args = spade_model::ServerArgs { server_concurrency: slots, ..Default::default() };
+        let args = spade_model::ServerArgs::default(); // requests in flight = the call's slots
         let sm = spade_model::ServedModel::new(model.clone(), spade_model::Server::connect(local.spec(), &args).expect("server"));
         let sp = ModelPolicy { model: &sm, params: policy.params.clone() };
         let t = Instant::now();
@@ -158,6 +161,29 @@ fn main() {
         eprintln!("{} not built: no server figures (scripts/llama-server.sh builds it)", server_bin.display());
         None
     };
+
+    // The batched episodes again in each other representation (`SPADE_BENCH_REPRS`, default
+    // q8_0): a fresh model, so its engine counters are its own.
+    let extra: Vec<spade_model::Repr> = std::env::var("SPADE_BENCH_REPRS")
+        .unwrap_or_else(|_| "q8_0".into())
+        .split(',')
+        .filter(|s| !s.trim().is_empty())
+        .map(|s| s.trim().parse().expect("SPADE_BENCH_REPRS: f32 | q8_0"))
+        .collect();
+    let mut by_repr = serde_json::Map::new();
+    for repr in extra {
+        let m = ModelArgs { repr, ..margs.clone() }.load().expect("model");
+        let p = ModelPolicy { model: &m, params: policy.params.clone() };
+        let t = Instant::now();
+        let (out, stats) = play(&envs, &specs, &p, &sandbox, &batched_cfg, &mut |_| {}).expect("batched play");
+        eprintln!("batched, {repr}: {} episodes in {:.1}s", out.len(), t.elapsed().as_secs_f64());
+        let mut v = summary(&stats, &out);
+        v["engine"] = json!(m.engine_stats());
+        if let Some(server) = via_server.as_ref().and_then(|v| v["episodes_per_min"].as_f64()) {
+            v["vs_server_episodes_per_min"] = json!(v["episodes_per_min"].as_f64().unwrap() / server);
+        }
+        by_repr.insert(repr.to_string(), v);
+    }
 
     let mut b = summary(&b_stats, &b_out);
     b["engine"] = json!(engine_stats);
@@ -186,7 +212,8 @@ fn main() {
         "speedup_tokens_per_s": speedup_tok,
         "server_batched": via_server,
         "embedded_vs_server_episodes_per_min": via_server.as_ref().and_then(|v| v["episodes_per_min"].as_f64()).map(|v| b["episodes_per_min"].as_f64().unwrap() / v),
-        "target": "embedded ≥ 2× llama-server with the same slots",
+        "batched_other_reprs": by_repr,
+        "target": "embedded ≥ 2× llama-server with the same slots (the server runs the Q4_1 file; batched_other_reprs.q8_0 is the quantised peer)",
     });
     let dir = root.join("target/bench");
     std::fs::create_dir_all(&dir).unwrap();

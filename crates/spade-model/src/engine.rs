@@ -48,6 +48,9 @@ const STEP_ROWS: usize = 512;
 const MIN_SHARE: usize = 16;
 /// Query rows per attention GEMM of a prefill chunk (a block needs the keys up to its last row only).
 const ATT_ROWS: usize = 128;
+/// Decoding rows of sequences sharing a prefix per attention task (more read the shared keys
+/// fewer times; fewer keep the tasks many enough for the pool).
+const GROUP: usize = 4;
 
 /// A sequence in a slot.
 struct Live {
@@ -104,6 +107,25 @@ fn apply(lin: &Lin, bias: Option<&Tensor>, x: &[f32], rows: usize, inp: usize) -
         })?;
     }
     Ok(y)
+}
+
+/// [`apply`] for several weights on the same input: one pass when all are Q8_0 tiles.
+fn apply_many(lins: &[(&Lin, Option<&Tensor>)], x: &[f32], rows: usize, inp: usize) -> Result<Vec<Vec<f32>>> {
+    let packed: Option<Vec<&crate::q8::PackedQ8>> = lins.iter().map(|(l, _)| if let Lin::Packed(p) = l { Some(&**p) } else { None }).collect();
+    let Some(packed) = packed else {
+        return lins.iter().map(|(l, b)| apply(l, *b, x, rows, inp)).collect();
+    };
+    let mut ys = crate::q8::matmul_many(&packed, &crate::q8::quantise_rows(x, rows, inp));
+    for (y, (_, bias)) in ys.iter_mut().zip(lins) {
+        if let Some(b) = bias {
+            with_f32(&[Some(b)], |sl| {
+                let b = sl[0].expect("bias");
+                y.chunks_mut(b.len()).for_each(|row| add(row, b));
+                Ok(())
+            })?;
+        }
+    }
+    Ok(ys)
 }
 
 // The elementwise pieces run in the calling thread: a step's rows are few, and waking the pool
@@ -203,53 +225,91 @@ fn attend_avx2(q: &[f32], k: &[f32], v: &[f32], rows: (usize, usize, usize), kvh
     attend_lanes(q, k, v, rows, kvh, dm, scale)
 }
 
-/// One decoding row (`q`: its `qd` floats) against `keys` cached positions, the `g` query heads
-/// of KV head `kvh`, on AVX-512 (`hd` a multiple of 16): each score a 16-lane fused dot product,
-/// the values added 16 lanes at a time. Returns the `g · hd` outputs.
+/// Decoding rows of several sequences whose first `shared` positions are equal bit for bit
+/// (copied from one another), the `g` query heads of KV head `kvh`, on AVX-512 (`hd` a multiple
+/// of 16): member `m` has its row `qs[m]` (`qd` floats), its head's cache `ks[m]`, `vs[m]` and
+/// `keys[m]` positions. The shared positions are read once, from the first member, for all;
+/// each member's scores and sums run over its positions in order, so its outputs are those it
+/// would get alone. Each score is a 16-lane fused dot product, the values are added 16 lanes
+/// at a time. Returns each member's `g · hd` outputs, side by side.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-fn attend_row_avx512(q: &[f32], k: &[f32], v: &[f32], keys: usize, kvh: usize, dm: Dims, scale: f32) -> Vec<f32> {
+#[allow(clippy::too_many_arguments)]
+fn attend_rows_avx512(qs: &[&[f32]], ks: &[&[f32]], vs: &[&[f32]], keys: &[usize], shared: usize, kvh: usize, dm: Dims, scale: f32) -> Vec<f32> {
     use std::arch::x86_64::*;
     let hd = dm.hd;
     let g = dm.nh / dm.nkv;
     let lanes = hd / 16;
-    assert!(hd % 16 == 0 && q.len() >= (kvh + 1) * g * hd && k.len() >= keys * hd && v.len() >= keys * hd);
-    let q = &q[kvh * g * hd..(kvh + 1) * g * hd];
-    let mut p = vec![0f32; g * keys];
+    let members = qs.len();
+    assert!(hd % 16 == 0 && keys.iter().all(|&n| n >= shared));
+    for m in 0..members {
+        assert!(qs[m].len() >= (kvh + 1) * g * hd && ks[m].len() >= keys[m] * hd && vs[m].len() >= keys[m] * hd);
+    }
+    let qh: Vec<&[f32]> = qs.iter().map(|q| &q[kvh * g * hd..(kvh + 1) * g * hd]).collect();
+    let mut p: Vec<Vec<f32>> = keys.iter().map(|&n| vec![0f32; g * n]).collect();
     // SAFETY (every pointer below): the offsets stay inside the slices checked above.
-    unsafe {
-        for t in 0..keys {
-            let kr = k.as_ptr().add(t * hd);
-            for h in 0..g {
-                let qh = q.as_ptr().add(h * hd);
-                let mut acc = _mm512_mul_ps(_mm512_loadu_ps(qh), _mm512_loadu_ps(kr));
-                for i in 1..lanes {
-                    acc = _mm512_fmadd_ps(_mm512_loadu_ps(qh.add(16 * i)), _mm512_loadu_ps(kr.add(16 * i)), acc);
-                }
-                p[h * keys + t] = _mm512_reduce_add_ps(acc) * scale;
+    let score = |m: usize, t: usize, kr: *const f32, p: &mut [Vec<f32>]| unsafe {
+        for h in 0..g {
+            let q = qh[m].as_ptr().add(h * hd);
+            let mut acc = _mm512_mul_ps(_mm512_loadu_ps(q), _mm512_loadu_ps(kr));
+            for i in 1..lanes {
+                acc = _mm512_fmadd_ps(_mm512_loadu_ps(q.add(16 * i)), _mm512_loadu_ps(kr.add(16 * i)), acc);
             }
+            p[m][h * keys[m] + t] = _mm512_reduce_add_ps(acc) * scale;
+        }
+    };
+    for t in 0..shared {
+        let kr = unsafe { ks[0].as_ptr().add(t * hd) };
+        for m in 0..members {
+            score(m, t, kr, &mut p);
         }
     }
-    for h in 0..g {
-        softmax_in_place(&mut p[h * keys..(h + 1) * keys]);
+    for m in 0..members {
+        for t in shared..keys[m] {
+            score(m, t, unsafe { ks[m].as_ptr().add(t * hd) }, &mut p);
+        }
+        for h in 0..g {
+            softmax_in_place(&mut p[m][h * keys[m]..(h + 1) * keys[m]]);
+        }
     }
-    let mut out = vec![0f32; g * hd];
-    unsafe {
-        for t in 0..keys {
-            let vr = v.as_ptr().add(t * hd);
-            for h in 0..g {
-                let w = _mm512_set1_ps(p[h * keys + t]);
-                let o = out.as_mut_ptr().add(h * hd);
-                for i in 0..lanes {
-                    _mm512_storeu_ps(o.add(16 * i), _mm512_fmadd_ps(w, _mm512_loadu_ps(vr.add(16 * i)), _mm512_loadu_ps(o.add(16 * i))));
-                }
+    let mut out = vec![0f32; members * g * hd];
+    let add = |m: usize, t: usize, vr: *const f32, out: &mut [f32]| unsafe {
+        for h in 0..g {
+            let w = _mm512_set1_ps(p[m][h * keys[m] + t]);
+            let o = out.as_mut_ptr().add((m * g + h) * hd);
+            for i in 0..lanes {
+                _mm512_storeu_ps(o.add(16 * i), _mm512_fmadd_ps(w, _mm512_loadu_ps(vr.add(16 * i)), _mm512_loadu_ps(o.add(16 * i))));
             }
+        }
+    };
+    for t in 0..shared {
+        let vr = unsafe { vs[0].as_ptr().add(t * hd) };
+        for m in 0..members {
+            add(m, t, vr, &mut out);
+        }
+    }
+    for m in 0..members {
+        for t in shared..keys[m] {
+            add(m, t, unsafe { vs[m].as_ptr().add(t * hd) }, &mut out);
         }
     }
     out
 }
 
-/// Whether [`attend_row_avx512`] serves this model's decoding rows on this CPU.
+/// Decoding rows of a group of sequences (see [`attend_rows_avx512`]); without AVX-512, each
+/// member alone on [`attend`]. Returns each member's `g · hd` outputs, side by side.
+#[allow(clippy::too_many_arguments)]
+fn attend_rows(qs: &[&[f32]], ks: &[&[f32]], vs: &[&[f32]], keys: &[usize], shared: usize, kvh: usize, dm: Dims, scale: f32) -> Vec<f32> {
+    #[cfg(target_arch = "x86_64")]
+    if row_kernel(dm.hd) {
+        // SAFETY: AVX-512 F was just detected.
+        return unsafe { attend_rows_avx512(qs, ks, vs, keys, shared, kvh, dm, scale) };
+    }
+    let _ = shared;
+    (0..qs.len()).flat_map(|m| attend(qs[m], ks[m], vs[m], (0, 1, keys[m] - 1), kvh, dm, scale)).collect()
+}
+
+/// Whether [`attend_rows_avx512`] serves this model's decoding rows on this CPU.
 fn row_kernel(hd: usize) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
@@ -262,15 +322,8 @@ fn row_kernel(hd: usize) -> bool {
     }
 }
 
-/// [`attend_lanes`] on AVX2 where the CPU has it (no FMA contraction either way); a single
-/// decoding row on AVX-512 where the CPU has that ([`attend_row_avx512`]).
+/// [`attend_lanes`] on AVX2 where the CPU has it (no FMA contraction either way).
 fn attend(q: &[f32], k: &[f32], v: &[f32], rows: (usize, usize, usize), kvh: usize, dm: Dims, scale: f32) -> Vec<f32> {
-    #[cfg(target_arch = "x86_64")]
-    if rows.1 - rows.0 == 1 && row_kernel(dm.hd) {
-        let (j0, _, past) = rows;
-        // SAFETY: AVX-512 F was just detected.
-        return unsafe { attend_row_avx512(&q[j0 * dm.qd()..(j0 + 1) * dm.qd()], k, v, past + j0 + 1, kvh, dm, scale) };
-    }
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") {
         // SAFETY: AVX2 was just detected.
@@ -389,9 +442,9 @@ impl Model {
                     (Some(e), _, n) if n > 0 => {
                         store.clock += 1;
                         store.entries[e].used = store.clock;
-                        store.entries[e].kv.prefix(n, dm.hd, cap)
+                        store.entries[e].kv.share(n, dm.hd, cap, &mut store.tags)
                     }
-                    (_, Some(j), n) if n > 0 => live[j].kv.prefix(n, dm.hd, cap),
+                    (_, Some(j), n) if n > 0 => live[j].kv.share(n, dm.hd, cap, &mut store.tags),
                     _ => SeqKv::new(dm.layers * dm.nkv, cap),
                 };
                 stats.sequences += 1;
@@ -507,9 +560,10 @@ impl Model {
                 rms(&x, sl[0].expect("norm"), dm.eps, &mut h);
                 Ok(())
             })?;
-            let mut q = apply(&layer.q, layer.q_b.as_ref(), &h, r, d)?;
-            let mut k = apply(&layer.k, layer.k_b.as_ref(), &h, r, d)?;
-            let v = apply(&layer.v, layer.v_b.as_ref(), &h, r, d)?;
+            let [mut q, mut k, v]: [Vec<f32>; 3] =
+                apply_many(&[(&layer.q, layer.q_b.as_ref()), (&layer.k, layer.k_b.as_ref()), (&layer.v, layer.v_b.as_ref())], &h, r, d)?
+                    .try_into()
+                    .expect("three products");
             rope(&mut q, dm.nh, hd, &tables);
             rope(&mut k, dm.nkv, hd, &tables);
             for (&(j, n), &o) in plan.iter().zip(&offsets) {
@@ -522,37 +576,65 @@ impl Model {
                     }
                 }
             }
-            // Attention: tasks of (sequence, KV head, block of query rows). A decoding row is a
-            // task of the pool (dot products by hand); a prefill block is two GEMMs on the BLAS.
-            let mut tasks = Vec::new();
-            for (p, &(_, n)) in plan.iter().enumerate() {
-                for kvh in 0..dm.nkv {
-                    for j0 in (0..n).step_by(ATT_ROWS) {
-                        tasks.push((p, kvh, j0, (j0 + ATT_ROWS).min(n)));
+            // Attention: tasks of (sequences, KV head, block of query rows). A prefill block is two
+            // GEMMs on the BLAS; decoding rows are tasks of the pool (dot products by hand), the
+            // rows of sequences tagged as copies of one another together (their common positions
+            // read once), at most GROUP to a task.
+            let mut tasks: Vec<(Vec<usize>, usize, usize, usize)> = Vec::new();
+            let mut groups: Vec<(Option<u64>, Vec<usize>)> = Vec::new();
+            for (p, &(j, n)) in plan.iter().enumerate() {
+                if n > 1 {
+                    for kvh in 0..dm.nkv {
+                        for j0 in (0..n).step_by(ATT_ROWS) {
+                            tasks.push((vec![p], kvh, j0, (j0 + ATT_ROWS).min(n)));
+                        }
                     }
+                    continue;
+                }
+                let id = live[j].kv.tag.map(|t| t.0);
+                match groups.iter_mut().find(|(g, m)| id.is_some() && *g == id && m.len() < GROUP) {
+                    Some((_, m)) => m.push(p),
+                    None => groups.push((id, vec![p])),
+                }
+            }
+            for (_, members) in groups {
+                for kvh in 0..dm.nkv {
+                    tasks.push((members.clone(), kvh, 0, 1));
                 }
             }
             let live_ro: &[Live] = live;
-            let run = |&(p, kvh, j0, j1): &(usize, usize, usize, usize)| {
+            let run = |(ps, kvh, j0, j1): &(Vec<usize>, usize, usize, usize)| {
+                let (p, kvh) = (ps[0], *kvh);
                 let (j, n) = plan[p];
                 let c = &live_ro[j].kv;
-                let o = offsets[p];
-                let rows = (j0, j1, c.len);
-                if n == 1 {
-                    attend(&q[o * qd..(o + n) * qd], &c.k[li * dm.nkv + kvh], &c.v[li * dm.nkv + kvh], rows, kvh, dm, scale)
-                } else {
-                    attend_gemm(&q[o * qd..(o + n) * qd], &c.k[li * dm.nkv + kvh], &c.v[li * dm.nkv + kvh], rows, kvh, dm, scale)
+                let at = li * dm.nkv + kvh;
+                if n > 1 {
+                    let o = offsets[p];
+                    return attend_gemm(&q[o * qd..(o + n) * qd], &c.k[at], &c.v[at], (*j0, *j1, c.len), kvh, dm, scale);
                 }
+                let kvs: Vec<&SeqKv> = ps.iter().map(|&p| &live_ro[plan[p].0].kv).collect();
+                // Positions every member shares (its tag's length; the whole of a lone row's cache).
+                let shared = if ps.len() == 1 { c.len } else { kvs.iter().map(|c| c.tag.map_or(0, |t| t.1)).min().unwrap_or(0) };
+                let qs: Vec<&[f32]> = ps.iter().map(|&p| &q[offsets[p] * qd..(offsets[p] + 1) * qd]).collect();
+                let ks: Vec<&[f32]> = kvs.iter().map(|c| c.k[at].as_slice()).collect();
+                let vs: Vec<&[f32]> = kvs.iter().map(|c| c.v[at].as_slice()).collect();
+                let keys: Vec<usize> = kvs.iter().map(|c| c.len + 1).collect();
+                attend_rows(&qs, &ks, &vs, &keys, shared, kvh, dm, scale)
             };
-            let outs: Vec<Vec<f32>> =
-                if plan.iter().all(|&(_, n)| n == 1) { tasks.par_iter().map(run).collect() } else { tasks.iter().map(run).collect() };
+            // Prefill blocks one after another (the BLAS spreads each over the threads), then the
+            // decoding rows' tasks over the pool.
+            let first_decode = tasks.iter().position(|t| plan[t.0[0]].1 == 1).unwrap_or(tasks.len());
+            let mut outs: Vec<Vec<f32>> = tasks[..first_decode].iter().map(run).collect();
+            outs.par_extend(tasks[first_decode..].par_iter().map(run));
             let g = dm.nh / dm.nkv;
             let mut y = vec![0f32; r * qd];
-            for (&(p, kvh, j0, j1), out) in tasks.iter().zip(&outs) {
-                let o = offsets[p];
-                for (jj, row) in (j0..j1).zip(out.chunks(g * hd)) {
-                    let at = (o + jj) * qd + kvh * g * hd;
-                    y[at..at + g * hd].copy_from_slice(row);
+            for ((ps, kvh, j0, j1), out) in tasks.iter().zip(&outs) {
+                // A block's rows of one sequence, or one row of each member.
+                let rows: Vec<usize> =
+                    if ps.len() == 1 { (*j0..*j1).map(|jj| offsets[ps[0]] + jj).collect() } else { ps.iter().map(|&p| offsets[p]).collect() };
+                for (row, vals) in rows.into_iter().zip(out.chunks(g * hd)) {
+                    let at = row * qd + kvh * g * hd;
+                    y[at..at + g * hd].copy_from_slice(vals);
                 }
             }
             drop(outs);
@@ -562,8 +644,7 @@ impl Model {
                 rms(&x, sl[0].expect("norm"), dm.eps, &mut h);
                 Ok(())
             })?;
-            let gate = apply(&layer.gate, None, &h, r, d)?;
-            let up = apply(&layer.up, None, &h, r, d)?;
+            let [gate, up]: [Vec<f32>; 2] = apply_many(&[(&layer.gate, None), (&layer.up, None)], &h, r, d)?.try_into().expect("two products");
             let f = gate.len() / r;
             let act = swiglu(&gate, &up);
             drop((gate, up));

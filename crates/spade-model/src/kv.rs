@@ -48,12 +48,34 @@ pub(crate) struct SeqKv {
     pub(crate) k: Vec<Vec<f32>>,
     pub(crate) v: Vec<Vec<f32>>,
     pub(crate) len: usize,
+    /// `(id, n)`: the first `n` positions are bit for bit those of every other sequence with this
+    /// id (copied from one another), so attention may read them once for all of them.
+    pub(crate) tag: Option<(u64, usize)>,
 }
 
 impl SeqKv {
     /// Empty buffers for `heads` (layers × KV heads), with room for `capacity` floats each.
     pub(crate) fn new(heads: usize, capacity: usize) -> Self {
-        SeqKv { k: (0..heads).map(|_| Vec::with_capacity(capacity)).collect(), v: (0..heads).map(|_| Vec::with_capacity(capacity)).collect(), len: 0 }
+        SeqKv {
+            k: (0..heads).map(|_| Vec::with_capacity(capacity)).collect(),
+            v: (0..heads).map(|_| Vec::with_capacity(capacity)).collect(),
+            len: 0,
+            tag: None,
+        }
+    }
+
+    /// [`SeqKv::prefix`], tagged as equal to this sequence's first `n` positions (this sequence
+    /// takes a fresh tag from `next` unless its own already covers them).
+    pub(crate) fn share(&mut self, n: usize, hd: usize, capacity: usize, next: &mut u64) -> SeqKv {
+        let tag = match self.tag {
+            Some((id, len)) if len >= n => (id, n),
+            _ => {
+                *next += 1;
+                self.tag = Some((*next, n));
+                (*next, n)
+            }
+        };
+        SeqKv { tag: Some(tag), ..self.prefix(n, hd, capacity) }
     }
 
     /// The first `n` positions (`hd` floats each per buffer), in buffers with room for
@@ -64,7 +86,7 @@ impl SeqKv {
             o.extend_from_slice(&b[..n * hd]);
             o
         };
-        SeqKv { k: self.k.iter().map(cut).collect(), v: self.v.iter().map(cut).collect(), len: n }
+        SeqKv { k: self.k.iter().map(cut).collect(), v: self.v.iter().map(cut).collect(), len: n, tag: None }
     }
 
     fn bytes(&self) -> usize {
@@ -89,6 +111,8 @@ pub struct KvStore {
     pub(crate) entries: Vec<Stored>,
     bytes: usize,
     pub(crate) clock: u64,
+    /// The last tag handed out ([`SeqKv::share`]).
+    pub(crate) tags: u64,
     /// The representation the entries were computed in.
     pub(crate) repr: Option<Repr>,
     pub(crate) stats: EngineStats,

@@ -156,25 +156,42 @@ fn quantise_avx512(x: &[f32], qs: &mut [i8], d: &mut [f32]) {
 
 /// `x · Wᵀ` for the `m` rows of `x` (quantised by [`quantise_rows`]): `(m, n)` row-major.
 pub(crate) fn matmul(w: &PackedQ8, x: &Acts) -> Vec<f32> {
-    assert_eq!(w.k, x.k, "matmul: inner dimensions differ");
-    let (m, n, nb) = (x.m, w.n, w.k / BLOCK);
-    let tiles = n.div_ceil(TILE);
+    matmul_many(&[w], x).pop().expect("one product")
+}
+
+/// `x · Wᵢᵀ` for several weights sharing the input (a layer's q, k and v; its gate and up): one
+/// quantisation of `x` and one parallel pass over all their tiles.
+pub(crate) fn matmul_many(ws: &[&PackedQ8], x: &Acts) -> Vec<Vec<f32>> {
+    assert!(ws.iter().all(|w| w.k == x.k), "matmul: inner dimensions differ");
+    let (m, nb) = (x.m, x.k / BLOCK);
+    // Global tile index → (weight, tile): the first global tile of each weight.
+    let firsts: Vec<usize> = ws.iter().scan(0, |at, w| Some(std::mem::replace(at, *at + w.n.div_ceil(TILE)))).collect();
+    let tiles: usize = ws.iter().map(|w| w.n.div_ceil(TILE)).sum();
     // Tile-major output: tile t owns 16·m consecutive floats (`[row][16]`), so the tasks write
     // disjoint chunks; transposed into `(m, n)` at the end.
     let mut tiled = vec![0f32; tiles * TILE * m];
     // Enough tiles per task (~256 block-rows, a few microseconds) to outweigh the pool's hand-off.
     let per_task = (256 / (nb * m).max(1)).max(1);
-    tiled.par_chunks_mut(TILE * m).with_min_len(per_task).enumerate().for_each(|(t, out)| {
+    tiled.par_chunks_mut(TILE * m).with_min_len(per_task).enumerate().for_each(|(g, out)| {
+        let i = firsts.partition_point(|&f| f <= g) - 1;
+        let (w, t) = (ws[i], g - firsts[i]);
         tile(&w.blocks[t * nb..(t + 1) * nb], &w.scales[t * nb..(t + 1) * nb], x, out);
     });
-    let mut y = vec![0f32; m * n];
-    for (t, chunk) in tiled.chunks(TILE * m).enumerate() {
-        let cols = TILE.min(n - t * TILE);
-        for (r, vals) in chunk.chunks(TILE).enumerate() {
-            y[r * n + t * TILE..r * n + t * TILE + cols].copy_from_slice(&vals[..cols]);
-        }
-    }
-    y
+    ws.iter()
+        .zip(&firsts)
+        .map(|(w, &first)| {
+            let n = w.n;
+            let mut y = vec![0f32; m * n];
+            for t in 0..n.div_ceil(TILE) {
+                let chunk = &tiled[(first + t) * TILE * m..(first + t + 1) * TILE * m];
+                let cols = TILE.min(n - t * TILE);
+                for (r, vals) in chunk.chunks(TILE).enumerate() {
+                    y[r * n + t * TILE..r * n + t * TILE + cols].copy_from_slice(&vals[..cols]);
+                }
+            }
+            y
+        })
+        .collect()
 }
 
 /// One tile against every activation row: `out` is `[row][16]`.
@@ -311,6 +328,10 @@ mod tests {
             let a = quantise_rows(&x, m, k);
             let y = matmul(&p, &a);
             assert_eq!(y, matmul_reference(&p, &a), "m={m} n={n} k={k}");
+            // Several weights in one pass: each product as alone.
+            let p2 = PackedQ8::new(&random(7 * k, 4), 7, k);
+            let both = matmul_many(&[&p2, &p, &p2], &a);
+            assert_eq!((&both[0], &both[1], &both[2]), (&matmul(&p2, &a), &y, &matmul(&p2, &a)));
             // And close to the f32 product.
             for r in 0..m {
                 for c in 0..n {

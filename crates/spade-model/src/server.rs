@@ -15,7 +15,8 @@
 //! (temperature 0); any other temperature is refused, because its log-probs cannot be recovered
 //! from the server's.
 //!
-//! Many requests are in flight at once (`--server-concurrency`); transient failures (connection
+//! As many requests are in flight at once as the engine would decode sequences (`--slots`, the
+//! call's `max_batch`; `--server-concurrency` overrides it); transient failures (connection
 //! refused or reset, timeouts, HTTP 408/429/5xx) are retried with exponential backoff; a server
 //! that stays down, answers without log-probs, or reports a token the vocabulary does not have
 //! is an error naming the server and the request.
@@ -76,9 +77,10 @@ pub struct ServerArgs {
     /// --model still gives the tokenizer and chat template: the served model's
     #[cfg_attr(feature = "cli", arg(long, env = SERVER_ENV, value_name = "URL#MODEL"))]
     pub server: Option<ServerSpec>,
-    /// Requests to the server in flight at once
-    #[cfg_attr(feature = "cli", arg(long, default_value_t = 16, value_name = "N"))]
-    pub server_concurrency: usize,
+    /// Requests to the server in flight at once [default: --slots, the sequences the embedded
+    /// engine would decode at once]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "N"))]
+    pub server_concurrency: Option<usize>,
     /// Attempts per request on transient errors (connection refused or reset, timeout, HTTP
     /// 408/429/5xx), with exponential backoff from 0.5 s
     #[cfg_attr(feature = "cli", arg(long, default_value_t = 5, value_name = "N"))]
@@ -90,7 +92,7 @@ pub struct ServerArgs {
 
 impl Default for ServerArgs {
     fn default() -> Self {
-        ServerArgs { server: None, server_concurrency: 16, server_retries: 5, server_timeout: 600.0 }
+        ServerArgs { server: None, server_concurrency: None, server_retries: 5, server_timeout: 600.0 }
     }
 }
 
@@ -152,7 +154,8 @@ impl Generator for ServedModel {
 pub struct Server {
     spec: ServerSpec,
     agent: ureq::Agent,
-    concurrency: usize,
+    /// Requests in flight; `None`: the call's slots.
+    concurrency: Option<usize>,
     retries: u32,
     /// Token string → ids, for servers that report only strings (built on first need).
     strings: OnceLock<HashMap<String, Vec<u32>>>,
@@ -183,7 +186,8 @@ impl Server {
             .http_status_as_error(false)
             .build()
             .into();
-        let server = Server { spec, agent, concurrency: args.server_concurrency.max(1), retries: args.server_retries, strings: OnceLock::new() };
+        let server =
+            Server { spec, agent, concurrency: args.server_concurrency.map(|n| n.max(1)), retries: args.server_retries, strings: OnceLock::new() };
         let models = server.call("models", None)?;
         let ids: Vec<&str> = models.get("data").and_then(Value::as_array).into_iter().flatten().filter_map(|m| m.get("id")?.as_str()).collect();
         if !ids.is_empty() && !ids.contains(&server.spec.model.as_str()) {
@@ -237,7 +241,9 @@ impl Server {
         serde_json::from_str(&text).map_err(|e| Failure { retry: false, msg: format!("reply is not JSON ({e})") })
     }
 
-    /// Continue every prompt, `--server-concurrency` requests at a time; results in order.
+    /// Continue every prompt, as many requests at a time as the call has slots (`max_batch`) or
+    /// `--server-concurrency` says: one that is answered hands its place to the next waiting
+    /// prompt, as a finished sequence frees its slot in the engine; results in order.
     pub fn generate(&self, model: &Model, requests: &[GenerationRequest], params: &SamplingParams) -> Result<Vec<Generation>> {
         if !(params.temperature == 0.0 || params.temperature == 1.0) {
             return Err(Error::Invalid(format!(
@@ -250,7 +256,7 @@ impl Server {
         }
         // Requests block on the network: a pool of their own, one request per task.
         let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(self.concurrency.min(requests.len()).max(1))
+            .num_threads(self.concurrency.unwrap_or(params.max_batch).min(requests.len()).max(1))
             .build()
             .map_err(|e| Error::Server(format!("request threads: {e}")))?;
         pool.install(|| requests.par_iter().with_max_len(1).map(|r| self.one(model, r, params)).collect())
@@ -508,7 +514,7 @@ mod tests {
         Server {
             spec: "http://127.0.0.1:9/v1#m".parse().unwrap(),
             agent: ureq::Agent::new_with_defaults(),
-            concurrency: 1,
+            concurrency: Some(1),
             retries: 0,
             strings: OnceLock::new(),
         }
@@ -566,6 +572,74 @@ mod tests {
         let mut done = 0;
         let e = g.generate_with_progress(&[GenerationRequest { prompt: ids, seed: 0 }], &hot, &mut |n| done += n).unwrap_err().to_string();
         assert!(e.contains("temperature 0.7") && done == 0, "{e}");
+    }
+
+    /// A completions server on loopback that answers every request with `reply` after a pause,
+    /// and records the most requests it held at once.
+    fn counting_server(reply: Value) -> (ServerSpec, Arc<AtomicUsize>) {
+        use std::io::{BufRead, Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (now, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let seen = most.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let (now, most, reply) = (now.clone(), most.clone(), reply.clone());
+                std::thread::spawn(move || {
+                    let mut r = std::io::BufReader::new(stream.unwrap());
+                    loop {
+                        let mut line = String::new();
+                        if r.read_line(&mut line).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        let models = line.contains("/models");
+                        let mut len = 0;
+                        loop {
+                            let mut h = String::new();
+                            r.read_line(&mut h).unwrap();
+                            if h.trim().is_empty() {
+                                break;
+                            }
+                            if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
+                                len = v.trim().parse().unwrap();
+                            }
+                        }
+                        let mut body = vec![0; len];
+                        r.read_exact(&mut body).unwrap();
+                        let out = if models {
+                            json!({"data": []}).to_string()
+                        } else {
+                            let n = now.fetch_add(1, Ordering::SeqCst) + 1;
+                            most.fetch_max(n, Ordering::SeqCst);
+                            std::thread::sleep(Duration::from_millis(60));
+                            now.fetch_sub(1, Ordering::SeqCst);
+                            reply.to_string()
+                        };
+                        let w = r.get_mut();
+                        write!(w, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{out}", out.len()).unwrap();
+                        w.flush().unwrap();
+                    }
+                });
+            }
+        });
+        (format!("http://127.0.0.1:{port}/v1#m").parse().unwrap(), seen)
+    }
+
+    #[test]
+    fn requests_in_flight_follow_the_slots_unless_set() {
+        let m = crate::tiny_model(1, crate::TinySpec::default(), &candle_core::Device::Cpu).unwrap();
+        let ids = m.tokenizer().encode("the cat", false).unwrap();
+        let content: Vec<Value> = ids.iter().map(|&i| json!({"id": i, "logprob": -0.5})).collect();
+        let reply = json!({"choices": [{"text": "the cat", "finish_reason": "length", "logprobs": {"content": content}}]});
+        let reqs: Vec<GenerationRequest> = (0..9).map(|i| GenerationRequest { prompt: ids.clone(), seed: i }).collect();
+        for (set, slots, expect) in [(None, 3, 3), (Some(2), 5, 2)] {
+            let (spec, most) = counting_server(reply.clone());
+            let s = Server::connect(spec, &ServerArgs { server_concurrency: set, ..Default::default() }).unwrap();
+            let p = SamplingParams { max_batch: slots, max_new_tokens: 8, ..Default::default() };
+            let out = s.generate(&m, &reqs, &p).unwrap();
+            assert!(out.iter().all(|g| g.tokens == ids));
+            assert_eq!(most.load(Ordering::SeqCst), expect, "--server-concurrency {set:?}, {slots} slots");
+        }
     }
 
     #[test]
