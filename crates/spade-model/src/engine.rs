@@ -225,72 +225,112 @@ fn attend_avx2(q: &[f32], k: &[f32], v: &[f32], rows: (usize, usize, usize), kvh
     attend_lanes(q, k, v, rows, kvh, dm, scale)
 }
 
+/// The 16 horizontal sums of `v` (lane `j` of the result: the sum of `v[j]`), every one by the
+/// same tree of additions (so a key's score does not depend on its place in a block).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn hsum16(v: &[std::arch::x86_64::__m512; 16]) -> std::arch::x86_64::__m512 {
+    use std::arch::x86_64::*;
+    // Within each 128-bit lane: pairs, then quads of vectors.
+    let s1: [__m512; 8] =
+        std::array::from_fn(|i| _mm512_add_ps(_mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]), _mm512_unpackhi_ps(v[2 * i], v[2 * i + 1])));
+    let s2: [__m512; 4] = std::array::from_fn(|i| {
+        _mm512_add_ps(_mm512_shuffle_ps::<0x44>(s1[2 * i], s1[2 * i + 1]), _mm512_shuffle_ps::<0xEE>(s1[2 * i], s1[2 * i + 1]))
+    });
+    // Across the four 128-bit lanes.
+    let t: [__m512; 2] = std::array::from_fn(|i| {
+        _mm512_add_ps(_mm512_shuffle_f32x4::<0x88>(s2[2 * i], s2[2 * i + 1]), _mm512_shuffle_f32x4::<0xDD>(s2[2 * i], s2[2 * i + 1]))
+    });
+    _mm512_add_ps(_mm512_shuffle_f32x4::<0x88>(t[0], t[1]), _mm512_shuffle_f32x4::<0xDD>(t[0], t[1]))
+}
+
 /// Decoding rows of several sequences whose first `shared` positions are equal bit for bit
-/// (copied from one another), the `g` query heads of KV head `kvh`, on AVX-512 (`hd` a multiple
-/// of 16): member `m` has its row `qs[m]` (`qd` floats), its head's cache `ks[m]`, `vs[m]` and
-/// `keys[m]` positions. The shared positions are read once, from the first member, for all;
-/// each member's scores and sums run over its positions in order, so its outputs are those it
-/// would get alone. Each score is a 16-lane fused dot product, the values are added 16 lanes
-/// at a time. Returns each member's `g · hd` outputs, side by side.
+/// (copied from one another), the `g` query heads of KV head `kvh`, on AVX-512 (`hd = 16 · L`):
+/// member `m` has its row `qs[m]` (`qd` floats), its head's cache `ks[m]`, `vs[m]` and `keys[m]`
+/// positions. Keys and values are walked in blocks, every member in turn on a block, and the
+/// shared positions are read from the first member's cache: they come from memory once and from
+/// cache for the others. Each member's scores and sums are computed exactly as it would get
+/// them alone (a score by a fixed tree over 16-lane fused products, 16 keys at a time; values
+/// added in position order). Returns each member's `g · hd` outputs, side by side.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 #[allow(clippy::too_many_arguments)]
-fn attend_rows_avx512(qs: &[&[f32]], ks: &[&[f32]], vs: &[&[f32]], keys: &[usize], shared: usize, kvh: usize, dm: Dims, scale: f32) -> Vec<f32> {
+fn attend_rows_avx512<const L: usize>(
+    qs: &[&[f32]],
+    ks: &[&[f32]],
+    vs: &[&[f32]],
+    keys: &[usize],
+    shared: usize,
+    kvh: usize,
+    dm: Dims,
+    scale: f32,
+) -> Vec<f32> {
     use std::arch::x86_64::*;
+    const BLOCK: usize = 64;
     let hd = dm.hd;
     let g = dm.nh / dm.nkv;
-    let lanes = hd / 16;
     let members = qs.len();
-    assert!(hd % 16 == 0 && keys.iter().all(|&n| n >= shared));
+    assert!(hd == 16 * L && keys.iter().all(|&n| n >= shared));
     for m in 0..members {
         assert!(qs[m].len() >= (kvh + 1) * g * hd && ks[m].len() >= keys[m] * hd && vs[m].len() >= keys[m] * hd);
     }
-    let qh: Vec<&[f32]> = qs.iter().map(|q| &q[kvh * g * hd..(kvh + 1) * g * hd]).collect();
-    let mut p: Vec<Vec<f32>> = keys.iter().map(|&n| vec![0f32; g * n]).collect();
-    // SAFETY (every pointer below): the offsets stay inside the slices checked above.
-    let score = |m: usize, t: usize, kr: *const f32, p: &mut [Vec<f32>]| unsafe {
-        for h in 0..g {
-            let q = qh[m].as_ptr().add(h * hd);
-            let mut acc = _mm512_mul_ps(_mm512_loadu_ps(q), _mm512_loadu_ps(kr));
-            for i in 1..lanes {
-                acc = _mm512_fmadd_ps(_mm512_loadu_ps(q.add(16 * i)), _mm512_loadu_ps(kr.add(16 * i)), acc);
+    // Key `t` of member `m`: the first member's copy while shared.
+    let row = |b: &[&[f32]], m: usize, t: usize| -> *const f32 { b[if t < shared { 0 } else { m }][t * hd..].as_ptr() };
+    let most = keys.iter().copied().max().unwrap_or(0);
+    let stride: Vec<usize> = keys.iter().map(|&n| n.next_multiple_of(16)).collect();
+    let mut p: Vec<Vec<f32>> = stride.iter().map(|&n| vec![0f32; g * n]).collect();
+    // SAFETY (every pointer below): rows lie inside the caches and heads inside the rows checked above.
+    unsafe {
+        for t0 in (0..most).step_by(BLOCK) {
+            for m in 0..members {
+                for b0 in (t0..(t0 + BLOCK).min(keys[m])).step_by(16) {
+                    let n = 16.min(keys[m] - b0);
+                    for h in 0..g {
+                        let q = qs[m][(kvh * g + h) * hd..].as_ptr();
+                        let qv: [__m512; L] = std::array::from_fn(|i| _mm512_loadu_ps(q.add(16 * i)));
+                        let mut acc = [_mm512_setzero_ps(); 16];
+                        for (j, a) in acc.iter_mut().enumerate().take(n) {
+                            let kr = row(ks, m, b0 + j);
+                            *a = _mm512_mul_ps(qv[0], _mm512_loadu_ps(kr));
+                            for (i, qi) in qv.iter().enumerate().skip(1) {
+                                *a = _mm512_fmadd_ps(*qi, _mm512_loadu_ps(kr.add(16 * i)), *a);
+                            }
+                        }
+                        let sc = _mm512_mul_ps(hsum16(&acc), _mm512_set1_ps(scale));
+                        _mm512_storeu_ps(p[m][h * stride[m] + b0..].as_mut_ptr(), sc);
+                    }
+                }
             }
-            p[m][h * keys[m] + t] = _mm512_reduce_add_ps(acc) * scale;
-        }
-    };
-    for t in 0..shared {
-        let kr = unsafe { ks[0].as_ptr().add(t * hd) };
-        for m in 0..members {
-            score(m, t, kr, &mut p);
         }
     }
     for m in 0..members {
-        for t in shared..keys[m] {
-            score(m, t, unsafe { ks[m].as_ptr().add(t * hd) }, &mut p);
-        }
         for h in 0..g {
-            softmax_in_place(&mut p[m][h * keys[m]..(h + 1) * keys[m]]);
+            softmax_in_place(&mut p[m][h * stride[m]..h * stride[m] + keys[m]]);
         }
     }
     let mut out = vec![0f32; members * g * hd];
-    let add = |m: usize, t: usize, vr: *const f32, out: &mut [f32]| unsafe {
-        for h in 0..g {
-            let w = _mm512_set1_ps(p[m][h * keys[m] + t]);
-            let o = out.as_mut_ptr().add((m * g + h) * hd);
-            for i in 0..lanes {
-                _mm512_storeu_ps(o.add(16 * i), _mm512_fmadd_ps(w, _mm512_loadu_ps(vr.add(16 * i)), _mm512_loadu_ps(o.add(16 * i))));
+    unsafe {
+        for t0 in (0..most).step_by(BLOCK) {
+            for m in 0..members {
+                let t1 = (t0 + BLOCK).min(keys[m]);
+                if t0 >= t1 {
+                    continue;
+                }
+                for h in 0..g {
+                    let o = out[(m * g + h) * hd..].as_mut_ptr();
+                    let mut acc: [__m512; L] = std::array::from_fn(|i| _mm512_loadu_ps(o.add(16 * i)));
+                    let w = &p[m][h * stride[m]..];
+                    for t in t0..t1 {
+                        let (wt, vr) = (_mm512_set1_ps(w[t]), row(vs, m, t));
+                        for (i, a) in acc.iter_mut().enumerate() {
+                            *a = _mm512_fmadd_ps(wt, _mm512_loadu_ps(vr.add(16 * i)), *a);
+                        }
+                    }
+                    for (i, a) in acc.iter().enumerate() {
+                        _mm512_storeu_ps(o.add(16 * i), *a);
+                    }
+                }
             }
-        }
-    };
-    for t in 0..shared {
-        let vr = unsafe { vs[0].as_ptr().add(t * hd) };
-        for m in 0..members {
-            add(m, t, vr, &mut out);
-        }
-    }
-    for m in 0..members {
-        for t in shared..keys[m] {
-            add(m, t, unsafe { vs[m].as_ptr().add(t * hd) }, &mut out);
         }
     }
     out
@@ -303,17 +343,25 @@ fn attend_rows(qs: &[&[f32]], ks: &[&[f32]], vs: &[&[f32]], keys: &[usize], shar
     #[cfg(target_arch = "x86_64")]
     if row_kernel(dm.hd) {
         // SAFETY: AVX-512 F was just detected.
-        return unsafe { attend_rows_avx512(qs, ks, vs, keys, shared, kvh, dm, scale) };
+        unsafe {
+            match dm.hd / 16 {
+                4 => return attend_rows_avx512::<4>(qs, ks, vs, keys, shared, kvh, dm, scale),
+                8 => return attend_rows_avx512::<8>(qs, ks, vs, keys, shared, kvh, dm, scale),
+                16 => return attend_rows_avx512::<16>(qs, ks, vs, keys, shared, kvh, dm, scale),
+                _ => {}
+            }
+        }
     }
     let _ = shared;
     (0..qs.len()).flat_map(|m| attend(qs[m], ks[m], vs[m], (0, 1, keys[m] - 1), kvh, dm, scale)).collect()
 }
 
-/// Whether [`attend_rows_avx512`] serves this model's decoding rows on this CPU.
+/// Whether [`attend_rows_avx512`] serves this model's decoding rows on this CPU (head sizes 64,
+/// 128 and 256).
 fn row_kernel(hd: usize) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        hd % 16 == 0 && std::is_x86_feature_detected!("avx512f")
+        matches!(hd, 64 | 128 | 256) && std::is_x86_feature_detected!("avx512f")
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -674,5 +722,62 @@ impl Model {
         })?;
         let logits = apply(&st.head, None, &hn, m, d)?;
         Ok((sampling, logits))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+
+    fn random(n: usize, rng: &mut ChaCha8Rng) -> Vec<f32> {
+        (0..n).map(|_| rng.random_range(-1.0f32..1.0)).collect()
+    }
+
+    /// Attention of one row in f64: the reference the kernels are held to.
+    fn reference(q: &[f32], k: &[f32], v: &[f32], keys: usize, kvh: usize, dm: Dims, scale: f32) -> Vec<f32> {
+        let (hd, g) = (dm.hd, dm.nh / dm.nkv);
+        let mut out = Vec::new();
+        for h in 0..g {
+            let qh = &q[(kvh * g + h) * hd..(kvh * g + h + 1) * hd];
+            let s: Vec<f64> = (0..keys).map(|t| (0..hd).map(|i| qh[i] as f64 * k[t * hd + i] as f64).sum::<f64>() * scale as f64).collect();
+            let mx = s.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            let e: Vec<f64> = s.iter().map(|x| (x - mx).exp()).collect();
+            let z: f64 = e.iter().sum();
+            out.extend((0..hd).map(|i| ((0..keys).map(|t| e[t] * v[t * hd + i] as f64).sum::<f64>() / z) as f32));
+        }
+        out
+    }
+
+    #[test]
+    fn a_group_attends_as_each_member_alone_and_as_the_reference() {
+        let mut rng = ChaCha8Rng::seed_from_u64(9);
+        for hd in [16, 64, 128] {
+            let dm = Dims { d: 0, nh: 6, nkv: 2, hd, eps: 0.0, layers: 1 };
+            let scale = 1.0 / (hd as f32).sqrt();
+            // Three members copied from one another for 37 positions, then each its own.
+            let shared = 37;
+            let base_k = random(shared * hd, &mut rng);
+            let base_v = random(shared * hd, &mut rng);
+            let keys = [40usize, 37, 101];
+            let ks: Vec<Vec<f32>> = keys.iter().map(|&n| [base_k.clone(), random((n - shared) * hd, &mut rng)].concat()).collect();
+            let vs: Vec<Vec<f32>> = keys.iter().map(|&n| [base_v.clone(), random((n - shared) * hd, &mut rng)].concat()).collect();
+            let qs: Vec<Vec<f32>> = (0..3).map(|_| random(dm.qd(), &mut rng)).collect();
+            fn r(v: &[Vec<f32>]) -> Vec<&[f32]> {
+                v.iter().map(Vec::as_slice).collect()
+            }
+            for kvh in 0..2 {
+                let together = attend_rows(&r(&qs), &r(&ks), &r(&vs), &keys, shared, kvh, dm, scale);
+                let g = dm.nh / dm.nkv;
+                for m in 0..3 {
+                    let alone = attend_rows(&r(&qs[m..m + 1]), &r(&ks[m..m + 1]), &r(&vs[m..m + 1]), &keys[m..m + 1], keys[m], kvh, dm, scale);
+                    assert_eq!(&together[m * g * hd..(m + 1) * g * hd], &alone[..], "hd {hd}, member {m}: grouped differs from alone");
+                    let want = reference(&qs[m], &ks[m], &vs[m], keys[m], kvh, dm, scale);
+                    for (a, b) in alone.iter().zip(&want) {
+                        assert!((a - b).abs() < 1e-5, "hd {hd}, member {m}: {a} vs {b}");
+                    }
+                }
+            }
+        }
     }
 }
