@@ -99,14 +99,18 @@ fn apply(lin: &Lin, bias: Option<&Tensor>, x: &[f32], rows: usize, inp: usize) -
         }
         Lin::Packed(p) => crate::q8::matmul(p, &crate::q8::quantise_rows(x, rows, inp)),
     };
-    if let Some(b) = bias {
-        with_f32(&[Some(b)], |sl| {
-            let b = sl[0].expect("bias");
-            y.chunks_mut(b.len()).for_each(|row| add(row, b));
-            Ok(())
-        })?;
-    }
+    add_bias(&mut y, bias)?;
     Ok(y)
+}
+
+/// Add `bias` (when there is one) to every row of `y`.
+fn add_bias(y: &mut [f32], bias: Option<&Tensor>) -> Result<()> {
+    let Some(b) = bias else { return Ok(()) };
+    with_f32(&[Some(b)], |sl| {
+        let b = sl[0].expect("bias");
+        y.chunks_mut(b.len()).for_each(|row| add(row, b));
+        Ok(())
+    })
 }
 
 /// [`apply`] for several weights on the same input: one pass when all are Q8_0 tiles.
@@ -117,13 +121,7 @@ fn apply_many(lins: &[(&Lin, Option<&Tensor>)], x: &[f32], rows: usize, inp: usi
     };
     let mut ys = crate::q8::matmul_many(&packed, &crate::q8::quantise_rows(x, rows, inp));
     for (y, (_, bias)) in ys.iter_mut().zip(lins) {
-        if let Some(b) = bias {
-            with_f32(&[Some(b)], |sl| {
-                let b = sl[0].expect("bias");
-                y.chunks_mut(b.len()).for_each(|row| add(row, b));
-                Ok(())
-            })?;
-        }
+        add_bias(y, *bias)?;
     }
     Ok(ys)
 }
@@ -320,8 +318,8 @@ fn attend_rows_avx512<const L: usize>(
                     let o = out[(m * g + h) * hd..].as_mut_ptr();
                     let mut acc: [__m512; L] = std::array::from_fn(|i| _mm512_loadu_ps(o.add(16 * i)));
                     let w = &p[m][h * stride[m]..];
-                    for t in t0..t1 {
-                        let (wt, vr) = (_mm512_set1_ps(w[t]), row(vs, m, t));
+                    for (t, &wt) in w.iter().enumerate().take(t1).skip(t0) {
+                        let (wt, vr) = (_mm512_set1_ps(wt), row(vs, m, t));
                         for (i, a) in acc.iter_mut().enumerate() {
                             *a = _mm512_fmadd_ps(wt, _mm512_loadu_ps(vr.add(16 * i)), *a);
                         }

@@ -70,7 +70,7 @@ fn quantise_block(x: &[f32], q: &mut [i8]) -> f32 {
 impl PackedQ8 {
     /// Pack a row-major `(n, k)` f32 weight; `k` must be a multiple of 32.
     pub(crate) fn new(w: &[f32], n: usize, k: usize) -> PackedQ8 {
-        assert!(k % BLOCK == 0 && w.len() == n * k, "PackedQ8: k must be a multiple of {BLOCK} and w hold n·k values");
+        assert!(k.is_multiple_of(BLOCK) && w.len() == n * k, "PackedQ8: k must be a multiple of {BLOCK} and w hold n·k values");
         let nb = k / BLOCK;
         let tiles = n.div_ceil(TILE);
         let mut blocks = vec![TileBlock([128; BLOCK * TILE]); tiles * nb];
@@ -110,7 +110,7 @@ pub(crate) struct Acts {
 
 /// Quantise `m` rows of `k` values.
 pub(crate) fn quantise_rows(x: &[f32], m: usize, k: usize) -> Acts {
-    assert!(k % BLOCK == 0 && x.len() == m * k, "quantise_rows: k must be a multiple of {BLOCK}");
+    assert!(k.is_multiple_of(BLOCK) && x.len() == m * k, "quantise_rows: k must be a multiple of {BLOCK}");
     let mut qs = vec![0i8; m * k];
     let mut d = vec![0f32; m * k / BLOCK];
     #[cfg(target_arch = "x86_64")]
