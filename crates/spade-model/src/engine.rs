@@ -88,7 +88,12 @@ impl Dims {
 /// `x · Wᵀ (+ bias)` for `rows` rows of `inp` floats, in the weight's representation.
 fn apply(lin: &Lin, bias: Option<&Tensor>, x: &[f32], rows: usize, inp: usize) -> Result<Vec<f32>> {
     let mut y = match lin {
-        // Few rows: candle's matmul (a BLAS GEMM packs the whole weight per call); many: the BLAS.
+        // A few rows (decode steps): our kernel, reading the weight once (see `crate::skinny`).
+        Lin::Dense(w) if rows <= crate::skinny::MAX_ROWS && crate::skinny::available() => {
+            let out = w.dim(0)?;
+            with_f32(&[Some(w)], |sl| Ok(crate::skinny::matmul(sl[0].expect("weight"), out, inp, x, rows)))?
+        }
+        // Otherwise few rows: candle's matmul (a BLAS GEMM packs the whole weight per call); many: the BLAS.
         Lin::Dense(w) => {
             let t = Tensor::from_slice(x, (rows, inp), &candle_core::Device::Cpu)?;
             crate::ops::linear(&t, w)?.flatten_all()?.to_vec1::<f32>()?

@@ -44,6 +44,7 @@ pub mod score;
 #[cfg(feature = "server")]
 pub mod server;
 pub mod setup;
+mod skinny;
 pub mod tiny;
 pub mod tokenizer;
 pub mod weights;
