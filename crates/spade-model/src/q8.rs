@@ -293,15 +293,17 @@ fn matmul_reference(w: &PackedQ8, x: &Acts) -> Vec<f32> {
     y
 }
 
+/// `n` values uniform in [-1, 1) from `seed` (the kernels' tests).
+#[cfg(test)]
+pub(crate) fn random(n: usize, seed: u64) -> Vec<f32> {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    (0..n).map(|_| rng.random_range(-1.0f32..1.0)).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand::{Rng, SeedableRng};
-
-    fn random(n: usize, seed: u64) -> Vec<f32> {
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-        (0..n).map(|_| rng.random_range(-1.0f32..1.0)).collect()
-    }
 
     #[test]
     fn vector_quantisation_equals_the_scalar_one() {

@@ -172,12 +172,7 @@ fn matmul_reference(w: &[f32], n: usize, k: usize, x: &[f32], m: usize) -> Vec<f
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand::{Rng, SeedableRng};
-
-    fn random(n: usize, seed: u64) -> Vec<f32> {
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-        (0..n).map(|_| rng.random_range(-1.0f32..1.0)).collect()
-    }
+    use crate::q8::random;
 
     #[test]
     fn the_kernel_equals_the_scalar_reference_bit_for_bit_and_each_row_is_its_own() {
