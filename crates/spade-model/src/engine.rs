@@ -362,15 +362,7 @@ fn attend_rows(qs: &[&[f32]], ks: &[&[f32]], vs: &[&[f32]], keys: &[usize], shar
 /// Whether [`attend_rows_avx512`] serves this model's decoding rows on this CPU (head sizes 64,
 /// 128 and 256).
 fn row_kernel(hd: usize) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        matches!(hd, 64 | 128 | 256) && std::is_x86_feature_detected!("avx512f")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let _ = hd;
-        false
-    }
+    matches!(hd, 64 | 128 | 256) && crate::skinny::available()
 }
 
 /// [`attend_lanes`] on AVX2 where the CPU has it (no FMA contraction either way).

@@ -23,7 +23,7 @@ const LANES: usize = 16;
 /// Activation rows applied to a pair of weight rows at a time (2 × 8 accumulators in registers).
 const ROWS: usize = 8;
 
-/// Whether this CPU runs the kernel.
+/// Whether this CPU has AVX-512 F (this kernel and the engine's decode attention need it).
 pub(crate) fn available() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
