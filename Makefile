@@ -211,6 +211,7 @@ bench-fsdp: deps venv model
 # ---- one round ----------------------------------------------------------------------------
 RUNDIR := $(RUNS)/$(RUN)
 R4 = $(shell printf %04d $(1))
+MINUS1 = $(shell echo $$(($(1)-1)))
 RDIR := $(RUNDIR)/round-$(call R4,$(ROUND))
 PREV := $(RUNDIR)/round-$(call R4,$(shell echo $$(($(ROUND)-1))))
 LAST_STEP := $(shell echo $$(($(STEPS)-1)))
@@ -346,6 +347,98 @@ report: venv
 print-%:
 	@:$(info $($*))
 
+# ---- the RL sanity curve: agent-only GRPO on a fixed set of environments ------------------------
+# make learn-check: LC_STEPS GRPO steps of the agent alone (no designer, no hint arm) from LC_START on the
+# environments of LC_TRAIN, LC_GROUP fresh no-hint episodes of each per step; at policy version 0, every
+# LC_EVERY steps and at the end, two held-out measures, LC_HELDOUT_GROUP episodes per environment on
+# the same episode seeds each time: LC_TRAIN on seeds never trained on (--round 0; training plays
+# --round 1) and LC_HELDOUT, other environments of the same families. Resumes where it stopped (every
+# output is a file target); after each step scripts/learn_curve.py rewrites $(LC)/curve.csv, curve.png
+# and summary.json. make learn-check-rates measures candidate environments' no-hint win rates
+# (LC_RATE_GROUP episodes each) into $(LC_RATES_RUN)/rates.csv, from which data/learn-check/ was chosen.
+LC_RUN ?= learn-check
+LC := $(RUNS)/$(LC_RUN)
+LC_TRAIN ?= $(shell cat data/learn-check/train.txt 2>/dev/null)
+LC_HELDOUT ?= $(shell cat data/learn-check/heldout.txt 2>/dev/null)
+LC_START ?= $(MODEL)
+LC_STEPS ?= 12
+LC_GROUP ?= 8
+LC_EVERY ?= 4
+LC_HELDOUT_GROUP ?= 8
+LC_TEMPERATURE ?= 0.7
+LC_LR ?= 2e-5
+LC_REPR ?= f32
+LC_ROLLOUT_FLAGS ?= --max-new-tokens 96 --max-turns 3
+LC_GRPO_FLAGS ?=
+LC_VERSIONS := 0 $(shell seq 1 $(LC_STEPS) | awk '$$1 % $(LC_EVERY) == 0 || $$1 == $(LC_STEPS)')
+LC_MODELFLAGS = --threads $(THREADS) --device $(DEVICE) --temperature $(LC_TEMPERATURE)
+LC_PLAY = --arms nohint $(LC_ROLLOUT_FLAGS) $(LC_MODELFLAGS) --repr $(LC_REPR) --seed $(SEED)
+# Version v's weights and the file that stands for them.
+LC_MODEL = $(if $(filter 0,$(1)),$(LC_START),$(LC)/step-$(call R4,$(1))/checkpoint)
+LC_DEP = $(if $(filter 0,$(1)),$(LC)/config.json,$(LC)/step-$(call R4,$(1))/checkpoint/trainer_state.json)
+
+$(LC)/config.json: | venv
+	mkdir -p $(LC)
+	$(PYTHON) -c 'import json,sys; a=sys.argv[1:]; json.dump(dict(zip(a[::2],a[1::2])),open("$@.tmp","w"),indent=1)' \
+	  start "$(LC_START)" train "$(LC_TRAIN)" heldout "$(LC_HELDOUT)" steps "$(LC_STEPS)" group "$(LC_GROUP)" every "$(LC_EVERY)" \
+	  heldout_group "$(LC_HELDOUT_GROUP)" temperature "$(LC_TEMPERATURE)" lr "$(LC_LR)" repr "$(LC_REPR)" seed "$(SEED)" \
+	  threads "$(THREADS)" device "$(DEVICE)" rollout_flags "$(LC_ROLLOUT_FLAGS)" grpo_flags "$(LC_GRPO_FLAGS)"
+	mv $@.tmp $@
+
+$(LC)/train-envs.parquet: $(LC)/config.json
+	$(VALIDATE) $(LC_TRAIN) -o $@ --rejects $(LC)/train-rejects.parquet --round 0
+$(LC)/heldout-envs.parquet: $(LC)/config.json
+	$(VALIDATE) $(LC_HELDOUT) -o $@ --rejects $(LC)/heldout-rejects.parquet --round 0
+
+# Step s: version s−1 plays the training set, the update makes version s.
+define LC_STEP
+$(LC)/step-$(call R4,$(1))/rollouts.parquet: $(call LC_DEP,$(call MINUS1,$(1))) $(LC)/train-envs.parquet
+	mkdir -p $(LC)/step-$(call R4,$(1))
+	$(ROLLOUT) --model $(call LC_MODEL,$(call MINUS1,$(1))) --envs $(LC)/train-envs.parquet --group $(LC_GROUP) --round 1 --step $(1) \
+	  -o $$@ $(LC_PLAY) --metrics $(LC)/step-$(call R4,$(1))/metrics.jsonl
+$(LC)/step-$(call R4,$(1))/checkpoint/trainer_state.json: $(LC)/step-$(call R4,$(1))/rollouts.parquet
+	$(GRPO_STEP) --model $(call LC_MODEL,$(call MINUS1,$(1))) --rollouts $$< --lr $(LC_LR) --diagnostics \
+	  -o $(LC)/step-$(call R4,$(1))/checkpoint $(LC_GRPO_FLAGS) $(LC_MODELFLAGS) --seed $(SEED) --round 1 \
+	  --metrics $(LC)/step-$(call R4,$(1))/metrics.jsonl
+endef
+$(foreach s,$(shell seq 1 $(LC_STEPS)),$(eval $(call LC_STEP,$(s))))
+
+# The held-out measures of version v.
+define LC_HELD
+$(LC)/heldout-$(call R4,$(1))/seeds.parquet: $(call LC_DEP,$(1)) $(LC)/train-envs.parquet
+	mkdir -p $(LC)/heldout-$(call R4,$(1))
+	$(ROLLOUT) --model $(call LC_MODEL,$(1)) --envs $(LC)/train-envs.parquet --group $(LC_HELDOUT_GROUP) --round 0 --step 0 \
+	  -o $$@ $(LC_PLAY) --metrics $(LC)/heldout-$(call R4,$(1))/metrics.jsonl
+$(LC)/heldout-$(call R4,$(1))/family.parquet: $(call LC_DEP,$(1)) $(LC)/heldout-envs.parquet
+	mkdir -p $(LC)/heldout-$(call R4,$(1))
+	$(ROLLOUT) --model $(call LC_MODEL,$(1)) --envs $(LC)/heldout-envs.parquet --group $(LC_HELDOUT_GROUP) --round 0 --step 0 \
+	  -o $$@ $(LC_PLAY) --metrics $(LC)/heldout-$(call R4,$(1))/metrics.jsonl
+endef
+$(foreach v,$(LC_VERSIONS),$(eval $(call LC_HELD,$(v))))
+LC_HELD_FILES = $(LC)/heldout-$(call R4,$(1))/seeds.parquet $(LC)/heldout-$(call R4,$(1))/family.parquet
+
+.PHONY: learn-check learn-check-rates
+learn-check: $(BUILD_DEP) venv $(MODEL_DEP)
+	@echo "learn-check $(LC): $(LC_STEPS) agent GRPO steps from $(LC_START), held-out at versions $(LC_VERSIONS)" >&2
+	$(MAKE) --no-print-directory $(call LC_HELD_FILES,0) NO_BUILD=1
+	$(PYTHON) scripts/learn_curve.py $(LC)
+	for s in $$(seq 1 $(LC_STEPS)); do \
+	  held=$$(echo " $(LC_VERSIONS) " | grep -q " $$s " && echo "$(LC)/heldout-$$(printf %04d $$s)/seeds.parquet $(LC)/heldout-$$(printf %04d $$s)/family.parquet"); \
+	  $(MAKE) --no-print-directory $(LC)/step-$$(printf %04d $$s)/checkpoint/trainer_state.json $$held NO_BUILD=1 || exit $$?; \
+	  $(PYTHON) scripts/learn_curve.py $(LC) || exit $$?; \
+	done
+	@echo "learn-check done: $(LC)/curve.csv, $(LC)/curve.png, $(LC)/summary.json" >&2
+
+LC_CANDIDATES ?= $(wildcard data/seed-envs/easy_*.py data/heldout-envs/easy_*.py)
+LC_RATE_GROUP ?= 32
+LC_RATES_RUN ?= $(RUNS)/learn-check-rates
+learn-check-rates: $(BUILD_DEP) venv $(MODEL_DEP)
+	mkdir -p $(LC_RATES_RUN)
+	$(VALIDATE) $(LC_CANDIDATES) -o $(LC_RATES_RUN)/envs.parquet --rejects $(LC_RATES_RUN)/rejects.parquet --round 0
+	$(ROLLOUT) --model $(LC_START) --envs $(LC_RATES_RUN)/envs.parquet --group $(LC_RATE_GROUP) --round 2 --step 0 \
+	  -o $(LC_RATES_RUN)/rollouts.parquet $(LC_PLAY) --metrics $(LC_RATES_RUN)/metrics.jsonl
+	$(PYTHON) scripts/learn_curve.py --rates $(LC_RATES_RUN)
+
 # ---- designer warm-up (supervised cold start) -----------------------------------------------
 # make warmstart: fine-tune MODEL on the seed pool (plus WARM_POOL: envs tables of earlier runs)
 # paired with corpus documents; once it exists, every run's first round starts from the checkpoint.
@@ -434,7 +527,6 @@ ARM_JOBS ?= 1
 ifeq ($(shell [ "$(ARM_JOBS)" -ge 1 ] 2>/dev/null && echo ok),)
 $(error ARM_JOBS=$(ARM_JOBS): a number of arms at once, at least 1)
 endif
-MINUS1 = $(shell echo $$(($(1)-1)))
 ARM_THREADS := $(if $(filter 1,$(ARM_JOBS)),$(THREADS),$(shell t=$$(($(THREADS)/$(ARM_JOBS))); echo $$((t>0?t:1))))
 define ARM_ROUND
 exp-$(1)-$(2): $(if $(filter 1,$(2)),exp-start,exp-$(1)-$(call MINUS1,$(2))) \

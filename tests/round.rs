@@ -637,3 +637,87 @@ fn a_round_with_both_settings_designs_and_plays_tool_environments() {
     let out = String::from_utf8(p.output().unwrap().stdout).unwrap();
     assert_eq!(out.trim(), "rg:easy,envs:data/heldout-envs,bfcl-mt");
 }
+
+/// Modification times of every file under `dir`.
+fn mtimes(dir: &Path) -> BTreeMap<PathBuf, std::time::SystemTime> {
+    let mut out = BTreeMap::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(mtimes(&p));
+        } else {
+            out.insert(p.clone(), std::fs::metadata(&p).unwrap().modified().unwrap());
+        }
+    }
+    out
+}
+
+/// `make learn-check` in miniature (3 steps of the tiny model on the round's seed environments,
+/// held out every 2): a curve row per policy version with the training win rate, the held-out
+/// measures where taken (the same episode seeds each time), the step diagnostics and seconds by
+/// stage; a summary and a figure; weights that moved; and a second run that recomputes nothing.
+#[test]
+fn learn_check_writes_its_curve_and_resumes() {
+    let d = tmp();
+    let model = tiny_model(&d.path().join("tiny"), 23, 8192);
+    let corpus = corpus(d.path());
+    let runs = d.path().join("runs");
+    let seeds = root().join("tests/data/round-seeds");
+    let args = vec![
+        "learn-check".to_string(),
+        "LC_STEPS=3".into(),
+        "LC_EVERY=2".into(),
+        "LC_GROUP=4".into(),
+        "LC_HELDOUT_GROUP=3".into(),
+        format!("LC_TRAIN={} {}", seeds.join("coin.py").display(), seeds.join("die.py").display()),
+        format!("LC_HELDOUT={}", seeds.join("card.py").display()),
+        "LC_ROLLOUT_FLAGS=--max-new-tokens 6 --max-turns 2 --progress off".into(),
+        "LC_LR=1e-3".into(),
+        "LC_TEMPERATURE=1.0".into(),
+    ];
+    run_ok(make(&runs, &model, &corpus, &args));
+    let run = runs.join("learn-check");
+    let text = std::fs::read_to_string(run.join("curve.csv")).unwrap();
+    let mut lines = text.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let curve: Vec<BTreeMap<&str, &str>> = lines.map(|l| head.iter().copied().zip(l.split(',')).collect()).collect();
+    assert_eq!(curve.iter().map(|r| r["version"]).collect::<Vec<_>>(), ["0", "1", "2", "3"], "{text}");
+    for (v, r) in curve.iter().enumerate() {
+        let trained = v < 3;
+        assert_eq!(!r["train_win"].is_empty(), trained, "version {v}: {text}");
+        assert_eq!(r["train_episodes"], if trained { "8" } else { "" }, "2 environments × 4 episodes");
+        for k in
+            ["tokens_trained", "entropy", "kl_to_start", "ratio_mean", "ratio_max", "clip_frac", "grad_norm", "update_norm", "rollout_s", "grpo_s"]
+        {
+            assert_eq!(!r[k].is_empty(), trained, "version {v} {k}: {text}");
+        }
+        let held = [0, 2, 3].contains(&v);
+        assert_eq!(r["heldout_seeds_episodes"], if held { "6" } else { "" }, "version {v}: {text}");
+        assert_eq!(r["heldout_family_episodes"], if held { "3" } else { "" }, "version {v}: {text}");
+    }
+    assert!(curve[0]["kl_to_start"].parse::<f64>().unwrap().abs() < 1e-6, "version 0 is the start");
+    let summary: Value = serde_json::from_str(&std::fs::read_to_string(run.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["steps_done"], 3);
+    assert_eq!(summary["heldout_seeds"]["pairs"], 6, "version 3 against version 0 on the same seeds: {summary}");
+    assert_eq!(summary["heldout_seeds"]["to_version"], 3);
+    assert!(summary["train"]["gain_points"].is_number());
+    assert!(std::fs::metadata(run.join("curve.png")).unwrap().len() > 1000);
+    // The held-out seeds are the same at every measure and none of them was trained on.
+    let seeds_of = |p: &Path| -> HashSet<String> { rows(p).iter().map(|r| format!("{}/{}", r["env_id"], r["seed"])).collect() };
+    let h0 = seeds_of(&run.join("heldout-0000/seeds.parquet"));
+    assert_eq!(h0, seeds_of(&run.join("heldout-0003/seeds.parquet")));
+    for s in 1..=3 {
+        assert!(h0.is_disjoint(&seeds_of(&run.join(format!("step-{s:04}/rollouts.parquet")))), "step {s} trained on a held-out seed");
+    }
+    let w0 = spade_model::load(&model, &Device::Cpu).unwrap();
+    let w3 = spade_model::load(&run.join("step-0003/checkpoint"), &Device::Cpu).unwrap();
+    let name = "model.embed_tokens.weight";
+    let get = |m: &spade_model::Model| m.weights().named_vars()[name].as_tensor().flatten_all().unwrap().to_vec1::<f32>().unwrap();
+    assert_ne!(get(&w0), get(&w3), "three updates moved the weights");
+    // Run again: nothing recomputed.
+    let before = mtimes(&run);
+    run_ok(make(&runs, &model, &corpus, &args));
+    let after = mtimes(&run);
+    let changed: Vec<_> = before.iter().filter(|(f, t)| after.get(*f) != Some(t)).map(|(f, _)| f.clone()).collect();
+    assert!(changed.iter().all(|f| f.extension().is_some_and(|e| e == "csv" || e == "json" || e == "png")), "recomputed: {changed:?}");
+}

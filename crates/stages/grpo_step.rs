@@ -30,7 +30,8 @@ const EXAMPLES: &str = "\
 Examples:
   spade-grpo-step --model ckpt/step-0003 --rollouts rollouts.parquet --candidates candidates.parquet --scores scores.parquet -o ckpt/step-0004
   spade-grpo-step --model models/smollm2.gguf --rollouts 'round-0/step-*/rollouts.parquet' -o ckpt/step-0001 --metrics train.jsonl
-  spade-grpo-step --model ckpt/step-0004 --rollouts r.parquet --frozen-designer --kl-coef 0.005 -o ckpt/step-0005";
+  spade-grpo-step --model ckpt/step-0004 --rollouts r.parquet --frozen-designer --kl-coef 0.005 -o ckpt/step-0005
+  spade-grpo-step --model ckpt/step-0005 --rollouts r.parquet --diagnostics -o ckpt/step-0006 --metrics train.jsonl";
 
 /// One GRPO update of both roles (agent episodes, delayed designer samples with TIS).
 #[derive(Debug, Parser, Serialize)]
@@ -169,6 +170,13 @@ struct Args {
     #[arg(long, value_name = "CMD")]
     trainer: Option<String>,
 
+    /// Measure what the step did (in the metrics' `diagnostics`): the norm of the weight update,
+    /// the mean log-prob per token of the positive- and negative-advantage samples before and after
+    /// it (one more forward of the batch), and each role's `kl` to the reference (the run's
+    /// initial model unless --ref-model) even when --kl-coef is 0 (one forward of the reference).
+    #[arg(long)]
+    diagnostics: bool,
+
     #[command(flatten)]
     common: Common,
 }
@@ -253,6 +261,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         round: args.common.round,
         data,
         config: &config,
+        diagnose: args.diagnostics,
     };
     let update = match &args.trainer {
         Some(command) => Update::External { command, threads: args.model.threads, device: &args.model.device },

@@ -116,6 +116,9 @@ pub struct GrpoStep<'a> {
     pub round: u64,
     pub data: Vec<(&'a str, String)>,
     pub config: &'a serde_json::Value,
+    /// The step's diagnostics ([`crate::trainer::Diagnostics`], and the KL to the reference even
+    /// at coefficient 0); spade's own trainer only.
+    pub diagnose: bool,
 }
 
 /// What a step reports.
@@ -153,6 +156,7 @@ impl GrpoStep<'_> {
         };
         match update {
             Update::External { command, threads, device } => {
+                anyhow::ensure!(!self.diagnose, "--diagnostics needs spade's own trainer (not --trainer)");
                 let device = if device.starts_with("cuda") { "cuda" } else { "cpu" };
                 let ext = ExternalStep { command, model: self.model, start: self.start, reference: Some(&ref_path), threads, device };
                 let t = Instant::now();
@@ -162,12 +166,12 @@ impl GrpoStep<'_> {
             }
             Update::Here(device) => {
                 let mut trainer = Trainer::open(self.model, device).with_context(|| format!("--model {}", self.model.display()))?;
-                let reference = if self.cfg.objective.kl_coef != 0.0 && !samples.is_empty() {
+                let reference = if (self.cfg.objective.kl_coef != 0.0 || self.diagnose) && !samples.is_empty() {
                     Some(spade_model::load(&ref_path, device).with_context(|| format!("KL reference {}", ref_path.display()))?)
                 } else {
                     None
                 };
-                let metrics = serde_json::to_value(trainer.step(samples, self.cfg, reference.as_ref())?)?;
+                let metrics = serde_json::to_value(trainer.step_diagnosed(samples, self.cfg, reference.as_ref(), self.diagnose)?)?;
                 let t = Instant::now();
                 trainer.save(self.output, Some(&card(&metrics)))?;
                 Ok(Written { metrics, save_s: t.elapsed().as_secs_f64() })

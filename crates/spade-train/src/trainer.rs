@@ -216,6 +216,13 @@ pub struct RoleMetrics {
     /// Mean k3 over trained tokens (0 without KL).
     pub kl: f64,
     pub adv_mean_abs: f64,
+    /// Mean negative log-prob of the trained tokens under the weights at the start of the step:
+    /// the sampled-token estimate of the policy's entropy at the sampling temperature.
+    pub entropy: f64,
+    /// Mean and max over trained tokens of the clipped objective's ratio exp(logπ − logπ_old)
+    /// (1 with one mini-batch: every token is scored at the start weights).
+    pub ratio_mean: f64,
+    pub ratio_max: f64,
     /// Norm of this role's part of the gradient before clipping (mean over mini-batches). The
     /// designer's micro-batches run first, so its part is measured exactly without a second
     /// buffer; the agent's is known only when it trains alone (0 otherwise).
@@ -230,6 +237,10 @@ pub struct RoleMetrics {
     kl_sum: f64,
     #[serde(skip)]
     adv_abs_sum: f64,
+    #[serde(skip)]
+    nll_sum: f64,
+    #[serde(skip)]
+    ratio_sum: f64,
 }
 
 impl RoleMetrics {
@@ -240,6 +251,8 @@ impl RoleMetrics {
         self.tis_mean = self.tis_sum / n;
         self.kl = self.kl_sum / n;
         self.adv_mean_abs = self.adv_abs_sum / self.samples.max(1) as f64;
+        self.entropy = self.nll_sum / n;
+        self.ratio_mean = self.ratio_sum / n;
         if self.tokens == 0 {
             self.tis_min = 0.0;
             self.tis_max = 0.0;
@@ -275,9 +288,76 @@ pub struct StepMetrics {
     pub grad_clip_factor: f64,
     pub optimizer_steps: u64,
     pub micro_batches: usize,
+    /// With [`Trainer::step_diagnosed`]: the update's size and its effect on the batch's log-probs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diagnostics: Option<Diagnostics>,
     pub time: Timing,
     /// Peak resident memory of the process so far (MiB), when the OS reports it.
     pub peak_rss_mib: Option<f64>,
+}
+
+/// What [`Trainer::step_diagnosed`] adds to a step's metrics (the KL to the reference is each
+/// role's `kl`, measured even when the KL coefficient is 0).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Diagnostics {
+    /// L2 norm of the change of all weights over the step.
+    pub update_norm: f64,
+    /// L2 norm of the weights at the start of the step.
+    pub weight_norm: f64,
+    /// Samples with a positive advantage (returns above their group's mean): mean log-prob per
+    /// trained token before and after the update.
+    pub win: Shift,
+    /// Samples with a negative advantage.
+    pub lose: Shift,
+    /// Seconds of the extra forward after the update.
+    pub after_s: f64,
+}
+
+/// Mean log-prob per trained token of a set of samples, before and after an update.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Shift {
+    pub samples: usize,
+    pub tokens: usize,
+    pub before: f64,
+    pub after: f64,
+}
+
+impl Shift {
+    /// The shift of the samples `pick` selects, from each sample's (sum, count) of trained-token
+    /// log-probs before and after.
+    fn of(samples: &[Sample], before: &[(f64, usize)], after: &[(f64, usize)], pick: impl Fn(&Sample) -> bool) -> Shift {
+        let mut s = Shift::default();
+        let (mut b, mut a) = (0.0, 0.0);
+        for (i, smp) in samples.iter().enumerate() {
+            if pick(smp) && before[i].1 > 0 {
+                s.samples += 1;
+                s.tokens += before[i].1;
+                b += before[i].0;
+                a += after[i].0;
+            }
+        }
+        if s.tokens > 0 {
+            s.before = b / s.tokens as f64;
+            s.after = a / s.tokens as f64;
+        }
+        s
+    }
+}
+
+/// Each sample's (sum, count) of log-probs over its trained tokens, from rows aligned with its tokens.
+fn trained_sums(sample: &Sample, lp: &[f32]) -> (f64, usize) {
+    sample.mask.iter().enumerate().skip(1).filter(|(_, &m)| m != 0).fold((0.0, 0), |(s, n), (t, _)| (s + lp[t] as f64, n + 1))
+}
+
+/// L2 norm of the weights' difference from `base` (each parameter flattened, by name).
+fn distance(model: &Model, base: &BTreeMap<String, Vec<f32>>) -> anyhow::Result<f64> {
+    let mut sq = 0.0f64;
+    for (name, var) in model.weights().named_vars() {
+        let w: Vec<f32> = var.as_tensor().flatten_all()?.to_vec1()?;
+        let b = base.get(name).ok_or_else(|| anyhow::anyhow!("no start weights for {name}"))?;
+        sq += w.iter().zip(b).map(|(x, y)| ((x - y) as f64).powi(2)).sum::<f64>();
+    }
+    Ok(sq.sqrt())
 }
 
 /// Peak resident set size of this process in MiB (Linux `VmHWM`).
@@ -393,6 +473,7 @@ impl Trainer {
         dr_norm: f64,
         grads: &mut BTreeMap<String, Vec<f32>>,
         m: &mut StepMetrics,
+        mut sums: Option<&mut [(f64, usize)]>,
     ) -> anyhow::Result<f64> {
         let weights = agg_weights(samples, cfg.loss_agg, dr_norm);
         let obj = &cfg.objective;
@@ -415,7 +496,7 @@ impl Trainer {
             let lp_vals = rows(&lp)?;
             m.time.forward += t0.elapsed().as_secs_f64();
             let ref_vals = match reference {
-                Some(r) if obj.kl_coef != 0.0 => {
+                Some(r) => {
                     let t0 = Instant::now();
                     let v = r.token_logprobs_no_grad(&seqs, temp, Some(&need))?;
                     m.time.reference += t0.elapsed().as_secs_f64();
@@ -450,6 +531,12 @@ impl Trainer {
                     rm.tis_min = if rm.tokens == 1 { tt.tis } else { rm.tis_min.min(tt.tis) };
                     rm.tis_max = rm.tis_max.max(tt.tis);
                     rm.kl_sum += tt.kl;
+                    rm.nll_sum -= cur;
+                    rm.ratio_sum += (cur - o).exp();
+                    rm.ratio_max = rm.ratio_max.max((cur - o).exp());
+                }
+                if let Some(sums) = sums.as_deref_mut() {
+                    sums[i] = trained_sums(smp, &lp_vals[row]);
                 }
                 rm.samples += 1;
                 rm.adv_abs_sum += smp.advantage.abs();
@@ -488,7 +575,7 @@ impl Trainer {
         let refs: Vec<&Sample> = samples.iter().collect();
         let mut grads = zero_grads(&self.model);
         let mut m = StepMetrics::default();
-        let loss = self.accumulate(&refs, None, reference, cfg, dr_norm(samples), &mut grads, &mut m)?;
+        let loss = self.accumulate(&refs, None, reference, cfg, dr_norm(samples), &mut grads, &mut m, None)?;
         m.loss = loss;
         m.agent.finish();
         m.designer.finish();
@@ -496,9 +583,29 @@ impl Trainer {
     }
 
     /// One GRPO step: advantages must already be set on `samples`. With no sample the weights
-    /// stay and only the step count advances.
+    /// stay and only the step count advances. A `reference` is scored for the KL term (and its
+    /// metric) whatever the coefficient: pass none when neither is wanted.
     pub fn step(&mut self, samples: &[Sample], cfg: &StepConfig, reference: Option<&Model>) -> anyhow::Result<StepMetrics> {
+        self.step_diagnosed(samples, cfg, reference, false)
+    }
+
+    /// [`Trainer::step`], and with `diagnose` the metrics' [`Diagnostics`]: the update's norm and
+    /// the mean log-prob of the positive- and negative-advantage samples before and after it (one
+    /// more forward of the batch, without gradient, after the update).
+    pub fn step_diagnosed(&mut self, samples: &[Sample], cfg: &StepConfig, reference: Option<&Model>, diagnose: bool) -> anyhow::Result<StepMetrics> {
         let start = Instant::now();
+        let base: Option<BTreeMap<String, Vec<f32>>> = match diagnose && !samples.is_empty() {
+            true => Some(
+                self.model
+                    .weights()
+                    .named_vars()
+                    .iter()
+                    .map(|(k, v)| Ok((k.clone(), v.as_tensor().flatten_all()?.to_vec1::<f32>()?)))
+                    .collect::<anyhow::Result<_>>()?,
+            ),
+            false => None,
+        };
+        let mut before: Vec<(f64, usize)> = vec![(0.0, 0); samples.len()];
         let mut m = StepMetrics { grad_clip_factor: 1.0, ..Default::default() };
         let nmb = cfg.mini_batches.max(1).min(samples.len().max(1));
         let dr = dr_norm(samples);
@@ -526,7 +633,11 @@ impl Trainer {
             let part: Vec<&Sample> = idx.iter().map(|&i| &samples[i]).collect();
             let part_old: Option<Vec<Vec<f32>>> = old.as_ref().map(|o| idx.iter().map(|&i| o[i].clone()).collect());
             let mut grads = zero_grads(&self.model);
-            m.loss += self.accumulate(&part, part_old.as_deref(), reference, cfg, dr, &mut grads, &mut m)? / nmb as f64;
+            let mut part_sums = vec![(0.0, 0); part.len()];
+            m.loss += self.accumulate(&part, part_old.as_deref(), reference, cfg, dr, &mut grads, &mut m, Some(&mut part_sums))? / nmb as f64;
+            for (j, &i) in idx.iter().enumerate() {
+                before[i] = part_sums[j];
+            }
             let t0 = Instant::now();
             let norm = optim::global_norm(&grads);
             let factor = optim::clip_factor(norm, cfg.adamw.max_grad_norm);
@@ -545,6 +656,31 @@ impl Trainer {
         if !norms.is_empty() {
             m.grad_norm = norms.iter().sum::<f64>() / norms.len() as f64;
             m.grad_norm_max = norms.iter().cloned().fold(0.0, f64::max);
+        }
+        if let Some(base) = &base {
+            // With several mini-batches only the first was scored at the start weights.
+            if let Some(old) = &old {
+                for (i, smp) in samples.iter().enumerate() {
+                    before[i] = trained_sums(smp, &old[i]);
+                }
+            }
+            let t0 = Instant::now();
+            let refs: Vec<&Sample> = samples.iter().collect();
+            let mut after = vec![(0.0, 0); samples.len()];
+            for mb in micro_batches(&refs, cfg.micro_batch.max(1)) {
+                let seqs: Vec<Vec<u32>> = mb.iter().map(|&i| samples[i].tokens.clone()).collect();
+                let v = self.model.token_logprobs_no_grad(&seqs, samples[mb[0]].temperature, Some(&needed(samples, &mb)))?;
+                for (row, &i) in mb.iter().enumerate() {
+                    after[i] = trained_sums(&samples[i], &v[row]);
+                }
+            }
+            m.diagnostics = Some(Diagnostics {
+                update_norm: distance(&self.model, base)?,
+                weight_norm: base.values().flatten().map(|x| (*x as f64).powi(2)).sum::<f64>().sqrt(),
+                win: Shift::of(samples, &before, &after, |s| s.advantage > 0.0),
+                lose: Shift::of(samples, &before, &after, |s| s.advantage < 0.0),
+                after_s: t0.elapsed().as_secs_f64(),
+            });
         }
         self.state.step += 1;
         self.state.optimizer_steps = self.opt.step;
