@@ -111,7 +111,7 @@ def curve(run):
             row[f"heldout_{name}_win"], row[f"heldout_{name}_win_se"] = mean_se([r["return"] for r in h])
         if os.path.exists(hm):
             with open(hm) as f:
-                held_s = sum(json.loads(x).get("wall_s", 0.0) for x in f if x.strip())
+                held_s = sum(seconds(json.loads(x)) or 0.0 for x in f if x.strip())
         row["heldout_s"] = held_s or None
         sm = os.path.join(sdir, "metrics.jsonl")
         ro, gr = last_metrics(sm, "spade-rollout"), last_metrics(sm, "spade-grpo-step")
@@ -212,12 +212,13 @@ def plot(run, rows):
     ax[0].set_ylabel("no-hint win rate (mean return), 95% bars")
     ax[0].legend()
     ax[0].set_title(os.path.basename(os.path.normpath(run)))
-    for key, label in (("logp_win_before", "win before"), ("logp_win_after", "win after"), ("logp_lose_before", "lose before"), ("logp_lose_after", "lose after")):
-        pts = [(r["version"], r[key]) for r in rows if r.get(key) is not None]
+    for side, style in (("win", "o-"), ("lose", "x--")):
+        pts = [(r["version"], r[f"logp_{side}_after"] - r[f"logp_{side}_before"]) for r in rows if r.get(f"logp_{side}_after") is not None]
         if pts:
-            ax[1].plot([p[0] for p in pts], [p[1] for p in pts], "o-" if "win" in key else "x--", label=label)
+            ax[1].plot([p[0] for p in pts], [p[1] for p in pts], style, label=f"{side} (advantage {'> 0' if side == 'win' else '< 0'})")
+    ax[1].axhline(0.0, color="grey", lw=0.8)
     ax[1].set_xlabel("update from version")
-    ax[1].set_ylabel("mean log-prob per trained token")
+    ax[1].set_ylabel("change of mean log-prob per token by the update")
     ax[1].legend()
     for key, label in (("kl_to_start", "KL to start"), ("entropy", "entropy (sampled NLL)"), ("update_norm", "update norm"), ("clip_frac", "clip fraction")):
         pts = [(r["version"], r[key]) for r in rows if r.get(key) is not None]
