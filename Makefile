@@ -405,30 +405,29 @@ $(LC)/step-$(call R4,$(1))/checkpoint/trainer_state.json: $(LC)/step-$(call R4,$
 endef
 $(foreach s,$(shell seq 1 $(LC_STEPS)),$(eval $(call LC_STEP,$(s))))
 
-# The held-out measures of version v.
+# The held-out measure NAME of version v on the environments of $(LC)/SET-envs.parquet: seeds (the
+# training set, on episode seeds never trained on) and family (the held-out environments).
 define LC_HELD
-$(LC)/heldout-$(call R4,$(1))/seeds.parquet: $(call LC_DEP,$(1)) $(LC)/train-envs.parquet
+$(LC)/heldout-$(call R4,$(1))/$(2).parquet: $(call LC_DEP,$(1)) $(LC)/$(3)-envs.parquet
 	mkdir -p $(LC)/heldout-$(call R4,$(1))
-	$(ROLLOUT) --model $(call LC_MODEL,$(1)) --envs $(LC)/train-envs.parquet --group $(LC_HELDOUT_GROUP) --round 0 --step 0 \
-	  -o $$@ $(LC_PLAY) --metrics $(LC)/heldout-$(call R4,$(1))/metrics.jsonl
-$(LC)/heldout-$(call R4,$(1))/family.parquet: $(call LC_DEP,$(1)) $(LC)/heldout-envs.parquet
-	mkdir -p $(LC)/heldout-$(call R4,$(1))
-	$(ROLLOUT) --model $(call LC_MODEL,$(1)) --envs $(LC)/heldout-envs.parquet --group $(LC_HELDOUT_GROUP) --round 0 --step 0 \
+	$(ROLLOUT) --model $(call LC_MODEL,$(1)) --envs $(LC)/$(3)-envs.parquet --group $(LC_HELDOUT_GROUP) --round 0 --step 0 \
 	  -o $$@ $(LC_PLAY) --metrics $(LC)/heldout-$(call R4,$(1))/metrics.jsonl
 endef
-$(foreach v,$(LC_VERSIONS),$(eval $(call LC_HELD,$(v))))
-LC_HELD_FILES = $(LC)/heldout-$(call R4,$(1))/seeds.parquet $(LC)/heldout-$(call R4,$(1))/family.parquet
+$(foreach v,$(LC_VERSIONS),$(eval $(call LC_HELD,$(v),seeds,train))$(eval $(call LC_HELD,$(v),family,heldout)))
+
+# lc-v: versions up to v made, version v measured where due, then the curve redrawn.
+define LC_VERSION
+.PHONY: lc-$(1)
+lc-$(1): $(if $(filter 0,$(1)),,lc-$(call MINUS1,$(1)) $(call LC_DEP,$(1))) \
+  $(if $(filter $(1),$(LC_VERSIONS)),$(LC)/heldout-$(call R4,$(1))/seeds.parquet $(LC)/heldout-$(call R4,$(1))/family.parquet,)
+	$(PYTHON) scripts/learn_curve.py $(LC)
+endef
+$(foreach v,0 $(shell seq 1 $(LC_STEPS)),$(eval $(call LC_VERSION,$(v))))
 
 .PHONY: learn-check learn-check-rates
 learn-check: $(BUILD_DEP) venv $(MODEL_DEP)
 	@echo "learn-check $(LC): $(LC_STEPS) agent GRPO steps from $(LC_START), held-out at versions $(LC_VERSIONS)" >&2
-	$(MAKE) --no-print-directory $(call LC_HELD_FILES,0) NO_BUILD=1
-	$(PYTHON) scripts/learn_curve.py $(LC)
-	for s in $$(seq 1 $(LC_STEPS)); do \
-	  held=$$(echo " $(LC_VERSIONS) " | grep -q " $$s " && echo "$(LC)/heldout-$$(printf %04d $$s)/seeds.parquet $(LC)/heldout-$$(printf %04d $$s)/family.parquet"); \
-	  $(MAKE) --no-print-directory $(LC)/step-$$(printf %04d $$s)/checkpoint/trainer_state.json $$held NO_BUILD=1 || exit $$?; \
-	  $(PYTHON) scripts/learn_curve.py $(LC) || exit $$?; \
-	done
+	$(MAKE) --no-print-directory lc-$(LC_STEPS) NO_BUILD=1
 	@echo "learn-check done: $(LC)/curve.csv, $(LC)/curve.png, $(LC)/summary.json" >&2
 
 LC_CANDIDATES ?= $(wildcard data/seed-envs/easy_*.py data/heldout-envs/easy_*.py)

@@ -41,21 +41,23 @@ def mean_se(xs):
     return m, math.sqrt(var / len(xs))
 
 
-def last_metrics(path, stage):
-    """The last metrics line of `stage` in a metrics.jsonl (a stage re-run after a kill appends again)."""
-    line = None
+def metrics_lines(path):
+    """The parsed lines of a metrics.jsonl ([] when it is missing; a torn line is skipped)."""
+    out = []
     if os.path.exists(path):
         with open(path) as f:
             for x in f:
-                x = x.strip()
-                if x:
-                    try:
-                        v = json.loads(x)
-                    except json.JSONDecodeError:
-                        continue
-                    if v.get("stage") == stage:
-                        line = v
-    return line
+                try:
+                    out.append(json.loads(x))
+                except json.JSONDecodeError:
+                    continue
+    return out
+
+
+def last_metrics(path, stage):
+    """The last metrics line of `stage` in a metrics.jsonl (a stage re-run after a kill appends again)."""
+    lines = [v for v in metrics_lines(path) if v.get("stage") == stage]
+    return lines[-1] if lines else None
 
 
 def seconds(m):
@@ -101,18 +103,13 @@ def curve(run):
         row["train_success"] = mean_se([1.0 if r["success"] else 0.0 for r in eps])[0]
         row["train_reply_tokens"] = (sum(sum(r["loss_mask"]) for r in eps) / len(eps)) if eps else None
         hdir = os.path.join(run, f"heldout-{v:04d}")
-        hm = os.path.join(hdir, "metrics.jsonl")
-        held_s = 0.0
         for name in ("seeds", "family"):
             h = episodes(os.path.join(hdir, f"{name}.parquet"))
             if h:
                 held_eps.setdefault(name, {})[v] = h
             row[f"heldout_{name}_episodes"] = len(h) or None
             row[f"heldout_{name}_win"], row[f"heldout_{name}_win_se"] = mean_se([r["return"] for r in h])
-        if os.path.exists(hm):
-            with open(hm) as f:
-                held_s = sum(seconds(json.loads(x)) or 0.0 for x in f if x.strip())
-        row["heldout_s"] = held_s or None
+        row["heldout_s"] = sum(seconds(v) or 0.0 for v in metrics_lines(os.path.join(hdir, "metrics.jsonl"))) or None
         sm = os.path.join(sdir, "metrics.jsonl")
         ro, gr = last_metrics(sm, "spade-rollout"), last_metrics(sm, "spade-grpo-step")
         row["rollout_s"] = seconds(ro)

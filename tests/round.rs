@@ -238,24 +238,34 @@ fn pids_with(needles: &[&str]) -> Vec<i32> {
     out
 }
 
+/// Every file under `dir`, at any depth.
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let (mut out, mut stack) = (Vec::new(), vec![dir.to_path_buf()]);
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
 /// Every table (by path under the run) with its rows, and the checkpoints' weights.
 fn outputs(run: &Path) -> BTreeMap<String, Value> {
     let mut out = BTreeMap::new();
-    let mut stack = vec![run.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for e in std::fs::read_dir(&dir).unwrap().flatten() {
-            let p = e.path();
-            let rel = p.strip_prefix(run).unwrap().display().to_string();
-            if p.is_dir() {
-                stack.push(p);
-            } else if rel.ends_with(".parquet") {
-                out.insert(rel, Value::Array(rows(&p)));
-            } else if rel.ends_with(".safetensors") {
-                let t = spade_model::candle_core::safetensors::load(&p, &Device::Cpu).unwrap();
-                let sums: BTreeMap<String, Value> =
-                    t.iter().map(|(k, v)| (k.clone(), json!(v.flatten_all().unwrap().to_vec1::<f32>().unwrap()))).collect();
-                out.insert(rel, json!(sums));
-            }
+    for p in files_under(run) {
+        let rel = p.strip_prefix(run).unwrap().display().to_string();
+        if rel.ends_with(".parquet") {
+            out.insert(rel, Value::Array(rows(&p)));
+        } else if rel.ends_with(".safetensors") {
+            let t = spade_model::candle_core::safetensors::load(&p, &Device::Cpu).unwrap();
+            let sums: BTreeMap<String, Value> =
+                t.iter().map(|(k, v)| (k.clone(), json!(v.flatten_all().unwrap().to_vec1::<f32>().unwrap()))).collect();
+            out.insert(rel, json!(sums));
         }
     }
     out
@@ -640,16 +650,7 @@ fn a_round_with_both_settings_designs_and_plays_tool_environments() {
 
 /// Modification times of every file under `dir`.
 fn mtimes(dir: &Path) -> BTreeMap<PathBuf, std::time::SystemTime> {
-    let mut out = BTreeMap::new();
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            out.extend(mtimes(&p));
-        } else {
-            out.insert(p.clone(), std::fs::metadata(&p).unwrap().modified().unwrap());
-        }
-    }
-    out
+    files_under(dir).into_iter().map(|p| (p.clone(), std::fs::metadata(&p).unwrap().modified().unwrap())).collect()
 }
 
 /// `make learn-check` in miniature (3 steps of the tiny model on the round's seed environments,

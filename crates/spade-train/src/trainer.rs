@@ -614,15 +614,7 @@ impl Trainer {
         // they are computed first, without gradient.
         let old: Option<Vec<Vec<f32>>> = if nmb > 1 {
             let t0 = Instant::now();
-            let refs: Vec<&Sample> = samples.iter().collect();
-            let mut old = vec![Vec::new(); samples.len()];
-            for mb in micro_batches(&refs, cfg.micro_batch.max(1)) {
-                let seqs: Vec<Vec<u32>> = mb.iter().map(|&i| samples[i].tokens.clone()).collect();
-                let v = self.model.token_logprobs_no_grad(&seqs, samples[mb[0]].temperature, Some(&needed(samples, &mb)))?;
-                for (row, &i) in mb.iter().enumerate() {
-                    old[i] = v[row].clone();
-                }
-            }
+            let old = logprobs_no_grad(&self.model, samples, cfg.micro_batch)?;
             m.time.old_logprobs = t0.elapsed().as_secs_f64();
             Some(old)
         } else {
@@ -633,10 +625,15 @@ impl Trainer {
             let part: Vec<&Sample> = idx.iter().map(|&i| &samples[i]).collect();
             let part_old: Option<Vec<Vec<f32>>> = old.as_ref().map(|o| idx.iter().map(|&i| o[i].clone()).collect());
             let mut grads = zero_grads(&self.model);
-            let mut part_sums = vec![(0.0, 0); part.len()];
-            m.loss += self.accumulate(&part, part_old.as_deref(), reference, cfg, dr, &mut grads, &mut m, Some(&mut part_sums))? / nmb as f64;
-            for (j, &i) in idx.iter().enumerate() {
-                before[i] = part_sums[j];
+            // The diagnostics' log-probs before the update: from this forward when it runs at the
+            // start weights (one mini-batch), else from `old`.
+            let mut part_sums = match base.is_some() && old.is_none() {
+                true => Some(vec![(0.0, 0); part.len()]),
+                false => None,
+            };
+            m.loss += self.accumulate(&part, part_old.as_deref(), reference, cfg, dr, &mut grads, &mut m, part_sums.as_deref_mut())? / nmb as f64;
+            for (&i, sums) in idx.iter().zip(part_sums.into_iter().flatten()) {
+                before[i] = sums;
             }
             let t0 = Instant::now();
             let norm = optim::global_norm(&grads);
@@ -658,22 +655,14 @@ impl Trainer {
             m.grad_norm_max = norms.iter().cloned().fold(0.0, f64::max);
         }
         if let Some(base) = &base {
-            // With several mini-batches only the first was scored at the start weights.
             if let Some(old) = &old {
                 for (i, smp) in samples.iter().enumerate() {
                     before[i] = trained_sums(smp, &old[i]);
                 }
             }
             let t0 = Instant::now();
-            let refs: Vec<&Sample> = samples.iter().collect();
-            let mut after = vec![(0.0, 0); samples.len()];
-            for mb in micro_batches(&refs, cfg.micro_batch.max(1)) {
-                let seqs: Vec<Vec<u32>> = mb.iter().map(|&i| samples[i].tokens.clone()).collect();
-                let v = self.model.token_logprobs_no_grad(&seqs, samples[mb[0]].temperature, Some(&needed(samples, &mb)))?;
-                for (row, &i) in mb.iter().enumerate() {
-                    after[i] = trained_sums(&samples[i], &v[row]);
-                }
-            }
+            let after: Vec<(f64, usize)> =
+                logprobs_no_grad(&self.model, samples, cfg.micro_batch)?.iter().zip(samples).map(|(lp, smp)| trained_sums(smp, lp)).collect();
             m.diagnostics = Some(Diagnostics {
                 update_norm: distance(&self.model, base)?,
                 weight_norm: base.values().flatten().map(|x| (*x as f64).powi(2)).sum::<f64>().sqrt(),
@@ -716,24 +705,30 @@ impl Trainer {
     }
 }
 
+/// Each sample's log-probs under `model` (no gradient), index-aligned with its tokens, scored
+/// `micro_batch` sequences at a time (one temperature and role per micro-batch).
+fn logprobs_no_grad(model: &Model, samples: &[Sample], micro_batch: usize) -> anyhow::Result<Vec<Vec<f32>>> {
+    let refs: Vec<&Sample> = samples.iter().collect();
+    let mut out = vec![Vec::new(); samples.len()];
+    for mb in micro_batches(&refs, micro_batch.max(1)) {
+        let seqs: Vec<Vec<u32>> = mb.iter().map(|&i| samples[i].tokens.clone()).collect();
+        let v = model.token_logprobs_no_grad(&seqs, samples[mb[0]].temperature, Some(&needed(samples, &mb)))?;
+        for (row, i) in v.into_iter().zip(mb) {
+            out[i] = row;
+        }
+    }
+    Ok(out)
+}
+
 /// Mean negative log-likelihood per masked token of `samples` under `model` (no gradient),
 /// scored `micro_batch` sequences at a time; with the number of tokens.
 pub fn mean_nll(model: &Model, samples: &[Sample], micro_batch: usize) -> anyhow::Result<(f64, usize)> {
-    let refs: Vec<&Sample> = samples.iter().collect();
-    let (mut sum, mut n) = (0.0, 0usize);
-    for mb in micro_batches(&refs, micro_batch.max(1)) {
-        let seqs: Vec<Vec<u32>> = mb.iter().map(|&i| samples[i].tokens.clone()).collect();
-        let lp = model.token_logprobs_no_grad(&seqs, samples[mb[0]].temperature, Some(&needed(samples, &mb)))?;
-        for (row, &i) in mb.iter().enumerate() {
-            for (t, &m) in samples[i].mask.iter().enumerate().skip(1) {
-                if m != 0 {
-                    sum -= lp[row][t] as f64;
-                    n += 1;
-                }
-            }
-        }
-    }
-    Ok((if n == 0 { 0.0 } else { sum / n as f64 }, n))
+    let (sum, n) = logprobs_no_grad(model, samples, micro_batch)?
+        .iter()
+        .zip(samples)
+        .map(|(lp, smp)| trained_sums(smp, lp))
+        .fold((0.0, 0), |(s, n), (s1, n1)| (s + s1, n + n1));
+    Ok((if n == 0 { 0.0 } else { -sum / n as f64 }, n))
 }
 
 /// Dr. GRPO's constant: the longest trained span of the step.
