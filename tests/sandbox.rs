@@ -8,6 +8,8 @@
 use std::collections::BTreeSet;
 use std::io::Read;
 use std::net::{TcpListener, UdpSocket};
+use std::os::unix::fs::MetadataExt;
+use std::os::unix::net::{UnixDatagram, UnixListener};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -243,6 +245,28 @@ fn baseline() -> &'static Vec<String> {
     B.get_or_init(|| clean_batch(&sandbox(1)))
 }
 
+/// Mode, modification time and extended attributes of a file.
+fn file_metadata(p: &Path) -> (u32, i64, Vec<u8>) {
+    let m = std::fs::metadata(p).unwrap();
+    let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+    let mut names = vec![0u8; 4096];
+    // SAFETY: a valid path and a buffer of the stated length.
+    let n = unsafe { libc::listxattr(c.as_ptr(), names.as_mut_ptr().cast(), names.len()) };
+    names.truncate(n.max(0) as usize);
+    (m.mode(), m.mtime(), names)
+}
+
+/// The limits and scheduling priority of processes (the workers).
+fn processes_state(pids: &[u32]) -> Vec<String> {
+    pids.iter()
+        .map(|p| {
+            // SAFETY: getpriority reads one process's nice value.
+            let nice = unsafe { libc::getpriority(libc::PRIO_PROCESS, *p) };
+            format!("{}\nnice {nice}", std::fs::read_to_string(format!("/proc/{p}/limits")).unwrap_or_default())
+        })
+        .collect()
+}
+
 #[test]
 fn adversarial_suite() {
     let mut files: Vec<PathBuf> =
@@ -258,10 +282,19 @@ fn adversarial_suite() {
     let secret_file = secret_dir.path().join("secret.txt");
     let secret = format!("TOPSECRET-{}", std::process::id());
     std::fs::write(&secret_file, &secret).unwrap();
+    let host_dir = tempfile::Builder::new().prefix("spade-sandbox-host").tempdir().unwrap();
+    let unix_sock = host_dir.path().join("daemon.sock");
+    let unix_listener = UnixListener::bind(&unix_sock).unwrap();
+    unix_listener.set_nonblocking(true).unwrap();
+    let unix_dgram_path = host_dir.path().join("daemon.dgram");
+    let unix_dgram = UnixDatagram::bind(&unix_dgram_path).unwrap();
+    unix_dgram.set_nonblocking(true).unwrap();
 
     let base = baseline().clone();
     let sb = sandbox(2);
     let workers = sb.worker_pids();
+    let mut secret_meta = file_metadata(&secret_file);
+    let mut worker_state = processes_state(&workers);
     let landlock = sb.layers().landlock;
     let before = canaries();
     let mut failures = Vec::new();
@@ -272,7 +305,9 @@ fn adversarial_suite() {
             .unwrap()
             .replace("{{PORT}}", &tcp.local_addr().unwrap().port().to_string())
             .replace("{{UDP_PORT}}", &udp.local_addr().unwrap().port().to_string())
-            .replace("{{SECRET}}", &secret_file.display().to_string());
+            .replace("{{SECRET}}", &secret_file.display().to_string())
+            .replace("{{UNIX_SOCK}}", &unix_sock.display().to_string())
+            .replace("{{UNIX_DGRAM}}", &unix_dgram_path.display().to_string());
         let mut want = parse_status(&header(&code, "expect").expect("expect header"));
         if !landlock {
             if let Some(alt) = header(&code, "landlock-off") {
@@ -323,6 +358,23 @@ fn adversarial_suite() {
         if udp.recv_from(&mut buf).is_ok() {
             problems.push("UDP datagram reached the listener".into());
         }
+        if unix_listener.accept().is_ok() {
+            problems.push("a connection reached the host's Unix socket".into());
+        }
+        if unix_dgram.recv_from(&mut buf).is_ok() {
+            problems.push("a datagram reached the host's Unix socket".into());
+        }
+        // (each compared with the state after the previous program, so one escape is reported once)
+        let meta = file_metadata(&secret_file);
+        if meta != secret_meta {
+            problems.push(format!("changed a file's metadata outside the sandbox: {meta:?} (was {secret_meta:?})"));
+            secret_meta = meta;
+        }
+        let state = processes_state(&workers);
+        if state != worker_state {
+            problems.push("changed the worker's limits or priority".into());
+            worker_state = state;
+        }
         if sb.worker_pids() != workers {
             problems.push("a worker process died".into());
         }
@@ -370,6 +422,103 @@ fn sandbox_without_landlock_or_netns_still_confines() {
     }
     assert_eq!(canaries(), before);
     assert_eq!(clean_batch(&sb), *baseline());
+}
+
+/// Two episodes of one worker, running at the same time, try to pass a message: an abstract
+/// Unix socket (the receiver listens, the sender connects) and a System V message queue under
+/// a fixed key. Each call may fail; what must not happen is the message arriving.
+#[test]
+fn concurrent_episodes_share_no_channel() {
+    const MSG: &str = "CHANNEL-MSG-4711";
+    let abstract_receiver = r#"
+import socket
+class Recv:
+    def reset(self, seed=None):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.bind('\0spade-test-channel')
+        s.listen(1)
+        s.settimeout(0.5)
+        self.s = s
+        return "listening", {}
+    def step(self, action):
+        c, _ = self.s.accept()
+        return c.recv(64).decode(), 0.0, True, False, {}
+"#;
+    let abstract_sender = r#"
+import socket
+class Send:
+    def reset(self, seed=None):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect('\0spade-test-channel')
+        s.sendall(b'MSG')
+        return "sent", {}
+    def step(self, action):
+        return "done", 0.0, True, False, {}
+"#
+    .replace("MSG", MSG);
+    // the queue is removed by the receiver; the test removes it too if the receiver failed
+    const KEY: i32 = 0x5ADE_0003;
+    let queue_sender = r#"
+import ctypes
+class Send:
+    def reset(self, seed=None):
+        libc = ctypes.CDLL(None, use_errno=True)
+        q = libc.msgget(KEY, 0o1000 | 0o666)
+        if q < 0:
+            raise OSError(ctypes.get_errno(), "msgget")
+        buf = ctypes.create_string_buffer(8 + 64)
+        ctypes.memmove(buf, (1).to_bytes(8, "little") + b"MSG", 8 + len(b"MSG"))
+        if libc.msgsnd(q, buf, len(b"MSG"), 0) < 0:
+            raise OSError(ctypes.get_errno(), "msgsnd")
+        return "sent", {}
+    def step(self, action):
+        return "done", 0.0, True, False, {}
+"#
+    .replace("MSG", MSG)
+    .replace("KEY", &KEY.to_string());
+    let queue_receiver = r#"
+import ctypes
+class Recv:
+    def reset(self, seed=None):
+        return "waiting", {}
+    def step(self, action):
+        libc = ctypes.CDLL(None, use_errno=True)
+        q = libc.msgget(KEY, 0)
+        if q < 0:
+            raise OSError(ctypes.get_errno(), "msgget")
+        buf = ctypes.create_string_buffer(8 + 64)
+        n = libc.msgrcv(q, buf, 64, 0, 0o4000)  # IPC_NOWAIT
+        libc.msgctl(q, 0, None)
+        return buf.raw[8:8 + max(n, 0)].decode(), 0.0, True, False, {}
+"#
+    .replace("KEY", &KEY.to_string());
+
+    let sb = sandbox(1);
+    let mut seen = Vec::new();
+    for (name, receiver, sender) in
+        [("abstract socket", abstract_receiver.to_string(), abstract_sender), ("message queue", queue_receiver.to_string(), queue_sender)]
+    {
+        let mut rx = sb.start().unwrap();
+        let mut tx = sb.start().unwrap();
+        let mut log = Vec::new();
+        log.push(format!("{:?}", rx.load(&receiver, Some(1)).and_then(|_| rx.reset(1)).map(|r| r.observation)));
+        log.push(format!("{:?}", tx.load(&sender, Some(1)).and_then(|_| tx.reset(1)).map(|r| r.observation)));
+        log.push(format!("{:?}", rx.step("\\boxed{1}").map(|s| s.observation)));
+        rx.close();
+        tx.close();
+        eprintln!("{name}: {log:?}");
+        if log.iter().any(|l| l.contains(MSG)) {
+            seen.push(format!("{name}: {log:?}"));
+        }
+    }
+    // SAFETY: msgget/msgctl on a key this test owns; removes a queue a failed receiver left.
+    unsafe {
+        let q = libc::msgget(KEY, 0);
+        if q >= 0 {
+            libc::msgctl(q, libc::IPC_RMID, std::ptr::null_mut());
+        }
+    }
+    assert!(seen.is_empty(), "a message passed between concurrent episodes:\n{}", seen.join("\n"));
 }
 
 #[test]

@@ -172,6 +172,18 @@ fn cond(arg: u8, op: seccompiler::SeccompCmpOp, value: u64) -> seccompiler::Secc
     SeccompRule::new(vec![SeccompCondition::new(arg, len, op, value).expect("valid condition")]).expect("valid rule")
 }
 
+/// A rule that matches when argument `arg` (a pid or id) is none of `allowed`.
+fn not_in(arg: u8, allowed: &[u64]) -> seccompiler::SeccompRule {
+    use seccompiler::{SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompRule};
+    let conds = allowed.iter().map(|&v| SeccompCondition::new(arg, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, v).expect("valid condition")).collect();
+    SeccompRule::new(conds).expect("valid rule")
+}
+
+// Newer than the libc crate's tables; the numbers are the same on every 64-bit architecture.
+const SYS_SETXATTRAT: i64 = 463;
+const SYS_REMOVEXATTRAT: i64 = 466;
+const SYS_FILE_SETATTR: i64 = 469;
+
 /// Install the seccomp filters (two: EPERM for denied calls, ENOSYS for calls whose
 /// arguments a filter cannot inspect, so libc falls back to an inspectable one).
 fn apply_seccomp(deny_writes: bool) -> Result<(), String> {
@@ -251,8 +263,79 @@ fn apply_seccomp(deny_writes: bool) -> Result<(), String> {
     for nr in [libc::SYS_kill, libc::SYS_tkill, libc::SYS_tgkill, libc::SYS_rt_sigqueueinfo, libc::SYS_rt_tgsigqueueinfo] {
         deny.push((nr, vec![cond(0, Ne, me)]));
     }
-    // network: Unix sockets only
-    deny.push((libc::SYS_socket, vec![cond(0, Ne, libc::AF_UNIX as u64)]));
+    // other processes' limits and scheduling: only its own (pid 0 or its pid)
+    for (nr, arg) in [
+        (libc::SYS_prlimit64, 0),
+        (libc::SYS_setpriority, 1),
+        (libc::SYS_sched_setaffinity, 0),
+        (libc::SYS_sched_setparam, 0),
+        (libc::SYS_sched_setscheduler, 0),
+        (libc::SYS_sched_setattr, 0),
+    ] {
+        deny.push((nr, vec![not_in(arg, &[0, me])]));
+    }
+    // sockets: none made, bound or connected (the episode's channel is inherited), so no host
+    // daemon behind a socket file, no abstract name another episode can find, no network
+    for nr in [
+        libc::SYS_socket,
+        libc::SYS_socketpair,
+        libc::SYS_bind,
+        libc::SYS_connect,
+        libc::SYS_listen,
+        libc::SYS_accept,
+        libc::SYS_accept4,
+        libc::SYS_ioprio_set,
+        libc::SYS_process_mrelease,
+    ] {
+        deny.push((nr, vec![]));
+    }
+    // System V and POSIX message IPC: names shared by every process of the IPC namespace
+    for nr in [
+        libc::SYS_shmget,
+        libc::SYS_shmat,
+        libc::SYS_shmdt,
+        libc::SYS_shmctl,
+        libc::SYS_semget,
+        libc::SYS_semop,
+        libc::SYS_semtimedop,
+        libc::SYS_semctl,
+        libc::SYS_msgget,
+        libc::SYS_msgsnd,
+        libc::SYS_msgrcv,
+        libc::SYS_msgctl,
+        libc::SYS_mq_open,
+        libc::SYS_mq_unlink,
+        libc::SYS_mq_timedsend,
+        libc::SYS_mq_timedreceive,
+        libc::SYS_mq_notify,
+        libc::SYS_mq_getsetattr,
+    ] {
+        deny.push((nr, vec![]));
+    }
+    // file metadata, anywhere (landlock has no right for it): mode, owner, times, attributes
+    for nr in [
+        libc::SYS_fchmod,
+        libc::SYS_fchmodat,
+        libc::SYS_fchmodat2,
+        libc::SYS_fchown,
+        libc::SYS_fchownat,
+        libc::SYS_utimensat,
+        libc::SYS_setxattr,
+        libc::SYS_lsetxattr,
+        libc::SYS_fsetxattr,
+        libc::SYS_removexattr,
+        libc::SYS_lremovexattr,
+        libc::SYS_fremovexattr,
+        SYS_SETXATTRAT,
+        SYS_REMOVEXATTRAT,
+        SYS_FILE_SETATTR,
+    ] {
+        deny.push((nr, vec![]));
+    }
+    #[cfg(target_arch = "x86_64")]
+    for nr in [libc::SYS_chmod, libc::SYS_chown, libc::SYS_lchown, libc::SYS_utime, libc::SYS_utimes, libc::SYS_futimesat] {
+        deny.push((nr, vec![]));
+    }
     if deny_writes {
         // No landlock: forbid creating, modifying or removing files anywhere (already-open
         // descriptors such as the capped stdout stay usable).
@@ -262,21 +345,7 @@ fn apply_seccomp(deny_writes: bool) -> Result<(), String> {
         #[cfg(target_arch = "x86_64")]
         {
             deny.push((libc::SYS_open, rules(1)));
-            for nr in [
-                libc::SYS_creat,
-                libc::SYS_unlink,
-                libc::SYS_rename,
-                libc::SYS_mkdir,
-                libc::SYS_rmdir,
-                libc::SYS_link,
-                libc::SYS_symlink,
-                libc::SYS_chmod,
-                libc::SYS_chown,
-                libc::SYS_lchown,
-                libc::SYS_utime,
-                libc::SYS_utimes,
-                libc::SYS_futimesat,
-            ] {
+            for nr in [libc::SYS_creat, libc::SYS_unlink, libc::SYS_rename, libc::SYS_mkdir, libc::SYS_rmdir, libc::SYS_link, libc::SYS_symlink] {
                 deny.push((nr, vec![]));
             }
         }
@@ -288,13 +357,6 @@ fn apply_seccomp(deny_writes: bool) -> Result<(), String> {
             libc::SYS_linkat,
             libc::SYS_symlinkat,
             libc::SYS_truncate,
-            libc::SYS_fchmodat,
-            libc::SYS_fchownat,
-            libc::SYS_utimensat,
-            libc::SYS_setxattr,
-            libc::SYS_lsetxattr,
-            libc::SYS_removexattr,
-            libc::SYS_lremovexattr,
         ] {
             deny.push((nr, vec![]));
         }

@@ -5,8 +5,9 @@
 //! `spade-worker` crate so that this client does not link pyo3): fork servers that hold no
 //! model and no output. Each episode is one child forked from a worker; the child detaches
 //! (`setsid`), applies rlimits, `oom_score_adj` 1000, landlock (read-only system, read-write
-//! scratch folder) when the kernel has it, and a seccomp filter (no fork/exec, no signals to
-//! other processes, Unix sockets only, …), then loads the environment and serves calls as JSON
+//! scratch folder) when the kernel has it, and a seccomp filter (no fork/exec; no signals, limits or
+//! scheduling of other processes; no sockets made, bound or connected; no System V or POSIX
+//! message IPC; no change to any file's metadata, …), then loads the environment and serves calls as JSON
 //! lines over a socket of its own. Its stdout/stderr go to a capped pipe. Wall-clock deadlines
 //! are enforced from here with SIGKILL. Workers live in a fresh network namespace when the host
 //! allows it.
