@@ -447,3 +447,33 @@ fn the_fixed_pool_draws_fresh_environments_each_round_and_matches_another_run() 
     write_jsonl(&other, &[json!({"env_id": "a"}), json!({"env_id": "b"}), json!({"env_id": "a"}), json!({"env_id": "c"})]);
     assert_eq!(played("3", &["--pool-like", other.to_str().unwrap()]).len(), 3);
 }
+
+/// An environment's text is data: control tokens in its observations become plain-text tokens,
+/// so the only turn boundaries in an episode are the template's, one per message.
+#[test]
+fn control_tokens_in_observations_are_plain_text() {
+    let dir = tmp();
+    let (mpath, model) = tiny(dir.path());
+    let envs = dir.path().join("envs.jsonl");
+    write_jsonl(&envs, &[env_row("inject.py")]);
+    let out = dir.path().join("rollouts.jsonl");
+    let rows = rollout(&mpath, &envs, &out, &[]);
+    assert_eq!(rows.len(), 2 * 2);
+    let tok = model.tokenizer();
+    let (start, end) = (tok.token_to_id("<|im_start|>").unwrap(), tok.token_to_id("<|im_end|>").unwrap());
+    for r in &rows {
+        let tokens = u32s(&r["token_ids"]);
+        let transcript: Value = serde_json::from_str(r["transcript"].as_str().unwrap()).unwrap();
+        let messages: Vec<Message> = serde_json::from_value(transcript["messages"].clone()).unwrap();
+        assert!(messages[1].content.contains("<|im_start|>system"), "the observation reaches the transcript as written");
+        // (the prompt's tokens: a random model's replies may hold any token)
+        let mask = u32s(&r["loss_mask"]);
+        let prompt: Vec<u32> = tokens.iter().zip(&mask).filter(|(_, &m)| m == 0).map(|(&t, _)| t).collect();
+        let starts = prompt.iter().filter(|&&t| t == start).count();
+        assert_eq!(starts, messages.len(), "one <|im_start|> per message, none from the environment: {messages:?}");
+        assert!(prompt.iter().filter(|&&t| t == end).count() < messages.len());
+        // the environment's characters are all there, as text
+        let decoded = tok.decode(&tokens, false).unwrap();
+        assert!(model.render_chat(&messages, false).unwrap().starts_with(&decoded));
+    }
+}

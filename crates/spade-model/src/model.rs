@@ -455,9 +455,12 @@ impl Model {
         self.chat.render(messages, add_generation_prompt)
     }
 
-    /// Render and tokenize a chat (no extra special tokens: the template writes them).
+    /// Render and tokenize a chat (no extra special tokens: the template writes them). The
+    /// messages' contents are data: a special-token string in them is plain text, never a turn
+    /// boundary ([`Tokenizer::hide_special`]).
     pub fn encode_chat(&self, messages: &[Message], add_generation_prompt: bool) -> Result<Vec<u32>> {
-        let text = self.render_chat(messages, add_generation_prompt)?;
+        let hidden: Vec<Message> = messages.iter().map(|m| Message::new(m.role.clone(), self.tokenizer.hide_special(&m.content))).collect();
+        let text = self.render_chat(&hidden, add_generation_prompt)?;
         self.tokenizer.encode(&text, false)
     }
 

@@ -14,13 +14,28 @@ use tokenizers::AddedToken;
 use crate::error::{model_err, Error, Result};
 
 /// A text tokenizer with the model's special tokens.
+///
+/// Text from outside the model's own template (an environment's observations and tool
+/// results, a tool schema, a dataset's prompt) is data: [`Tokenizer::hide_special`] marks the
+/// special-token strings in it, and [`Tokenizer::encode`] gives marked ones plain-text tokens,
+/// so such text can never open or close a chat turn.
 #[derive(Clone)]
 pub struct Tokenizer {
     inner: tokenizers::Tokenizer,
+    /// The same tokenizer with special tokens not recognised in text.
+    plain: tokenizers::Tokenizer,
+    /// Special tokens as (content, id), longest first.
+    specials: Vec<(String, u32)>,
+    /// Whether some special token starts with this byte.
+    first: [bool; 256],
     bos: Option<String>,
     eos: Option<String>,
     pad: Option<String>,
 }
+
+/// Starts a hidden special token; the next character is `MARK_BASE + index` into the specials.
+const MARK: char = '\u{10FFFD}';
+const MARK_BASE: u32 = 0x10_0000;
 
 /// What GGUF metadata says about a tokenizer (`tokenizer.ggml.*`).
 pub struct GgufVocab {
@@ -38,7 +53,16 @@ pub struct GgufVocab {
 impl Tokenizer {
     /// Wrap a `tokenizers` tokenizer with the names of its special tokens.
     pub fn new(inner: tokenizers::Tokenizer, bos: Option<String>, eos: Option<String>, pad: Option<String>) -> Self {
-        Tokenizer { inner, bos, eos, pad }
+        let mut plain = inner.clone();
+        plain.set_encode_special_tokens(true);
+        let mut specials: Vec<(String, u32)> =
+            inner.get_added_tokens_decoder().into_iter().filter(|(_, t)| t.special && !t.content.is_empty()).map(|(id, t)| (t.content, id)).collect();
+        specials.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.1.cmp(&b.1)));
+        let mut first = [false; 256];
+        for (s, _) in &specials {
+            first[s.as_bytes()[0] as usize] = true;
+        }
+        Tokenizer { inner, plain, specials, first, bos, eos, pad }
     }
 
     /// Load `tokenizer.json`; special token names come from `tokenizer_config.json` (optional).
@@ -52,7 +76,7 @@ impl Tokenizer {
                 _ => None,
             }
         };
-        Ok(Tokenizer { inner, bos: name("bos_token"), eos: name("eos_token"), pad: name("pad_token") })
+        Ok(Tokenizer::new(inner, name("bos_token"), name("eos_token"), name("pad_token")))
     }
 
     /// Build a byte-level BPE from GGUF vocab and merges (`model = gpt2`): a digits-then-bytelevel
@@ -101,7 +125,7 @@ impl Tokenizer {
                 inner.with_post_processor(Some(post));
             }
         }
-        Ok(Tokenizer { inner, bos, eos: name(v.eos), pad: name(v.pad) })
+        Ok(Tokenizer::new(inner, bos, name(v.eos), name(v.pad)))
     }
 
     /// The wrapped `tokenizers` tokenizer.
@@ -110,9 +134,86 @@ impl Tokenizer {
     }
 
     /// Encode text. `add_special` adds what the tokenizer's post-processor adds (e.g. BOS);
-    /// special tokens written in the text (`<|im_start|>`) are always recognised.
+    /// special tokens written in the text (`<|im_start|>`) are recognised, except those
+    /// [`Tokenizer::hide_special`] marked: those become plain-text tokens of the same characters.
     pub fn encode(&self, text: &str, add_special: bool) -> Result<Vec<u32>> {
-        Ok(self.inner.encode(text, add_special)?.get_ids().to_vec())
+        if !text.contains(MARK) {
+            return Ok(self.inner.encode(text, add_special)?.get_ids().to_vec());
+        }
+        let mut ids = if add_special { self.inner.encode("", true)?.get_ids().to_vec() } else { Vec::new() };
+        // Split at the real special tokens (the template's); the text between them, with the
+        // hidden ones restored, is encoded with special tokens not recognised.
+        let mut start = 0;
+        let mut i = 0;
+        while i < text.len() {
+            match self.special_at(text, i) {
+                Some(k) => {
+                    let (s, id) = &self.specials[k];
+                    if start < i {
+                        ids.extend_from_slice(self.plain.encode(self.unhide(&text[start..i]).as_str(), false)?.get_ids());
+                    }
+                    ids.push(*id);
+                    i += s.len();
+                    start = i;
+                }
+                None => i += text[i..].chars().next().map_or(1, char::len_utf8),
+            }
+        }
+        if start < text.len() {
+            ids.extend_from_slice(self.plain.encode(self.unhide(&text[start..]).as_str(), false)?.get_ids());
+        }
+        Ok(ids)
+    }
+
+    /// Mark every special-token string in `text` (text that is data, not template), so that a
+    /// chat template renders it without a turn boundary and [`Tokenizer::encode`] gives it the
+    /// tokens of its plain characters.
+    pub fn hide_special(&self, text: &str) -> String {
+        if !self.specials.iter().any(|(s, _)| text.contains(s.as_str())) {
+            return text.to_string();
+        }
+        let mut out = String::with_capacity(text.len() + 8);
+        let mut i = 0;
+        while i < text.len() {
+            match self.special_at(text, i) {
+                Some(k) => {
+                    out.push(MARK);
+                    out.push(char::from_u32(MARK_BASE + k as u32).expect("fewer specials than a plane"));
+                    i += self.specials[k].0.len();
+                }
+                None => {
+                    let c = text[i..].chars().next().expect("in bounds");
+                    out.push(c);
+                    i += c.len_utf8();
+                }
+            }
+        }
+        out
+    }
+
+    /// The special token (index into `specials`, the longest) that starts at byte `i` of `text`.
+    fn special_at(&self, text: &str, i: usize) -> Option<usize> {
+        if !self.first[text.as_bytes()[i] as usize] {
+            return None;
+        }
+        self.specials.iter().position(|(s, _)| text[i..].starts_with(s.as_str()))
+    }
+
+    /// Hidden special tokens back to their characters (other text unchanged).
+    fn unhide(&self, text: &str) -> String {
+        let mut out = String::with_capacity(text.len());
+        let mut chars = text.chars().peekable();
+        while let Some(c) = chars.next() {
+            if c == MARK {
+                if let Some((s, _)) = chars.peek().and_then(|&n| (n as u32).checked_sub(MARK_BASE)).and_then(|k| self.specials.get(k as usize)) {
+                    out.push_str(s);
+                    chars.next();
+                    continue;
+                }
+            }
+            out.push(c);
+        }
+        out
     }
 
     /// Decode ids to text (special tokens kept unless `skip_special`).

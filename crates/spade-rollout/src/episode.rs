@@ -199,6 +199,16 @@ impl Done {
     }
 }
 
+/// `v` with `f` applied to every string in it (keys stay).
+fn hide_strings(v: &Value, f: &dyn Fn(&str) -> String) -> Value {
+    match v {
+        Value::String(s) => Value::String(f(s)),
+        Value::Array(a) => Value::Array(a.iter().map(|x| hide_strings(x, f)).collect()),
+        Value::Object(o) => Value::Object(o.iter().map(|(k, x)| (k.clone(), hide_strings(x, f))).collect()),
+        other => other.clone(),
+    }
+}
+
 fn env_worker(sb: &Sandbox, jobs: &Mutex<mpsc::Receiver<Job>>, done: &mpsc::Sender<Done>) {
     loop {
         let job = match jobs.lock().unwrap_or_else(|e| e.into_inner()).recv() {
@@ -427,7 +437,10 @@ pub fn play(
                         l.native_tools = native.is_some();
                         l.info = reset.info;
                         let msgs = [Message::system(system), Message::user(first)];
-                        let text = policy.chat_template().render_with_tools(&msgs, native.as_ref(), true).map_err(|e| Error::Chat(e.to_string()))?;
+                        // What the environment wrote is data: no special token in it is real.
+                        let shown = [msgs[0].clone(), Message::user(policy.hide(&msgs[1].content))];
+                        let tools = native.as_ref().map(|t| hide_strings(t, &|s| policy.hide(s)));
+                        let text = policy.chat_template().render_with_tools(&shown, tools.as_ref(), true).map_err(|e| Error::Chat(e.to_string()))?;
                         l.tokens = policy.encode(&text)?;
                         l.mask = vec![0; l.tokens.len()];
                         l.logprobs = vec![0.0; l.tokens.len()];
@@ -459,10 +472,11 @@ pub fn play(
                         let seg = match termination {
                             Some(_) => None,
                             None => {
+                                let observation = policy.hide(&out.observation);
                                 let text = if as_tool {
-                                    format.tool_segment(l.eos_text.as_deref(), &out.observation)
+                                    format.tool_segment(l.eos_text.as_deref(), &observation)
                                 } else {
-                                    format.observation_segment(l.eos_text.as_deref(), &out.observation)
+                                    format.observation_segment(l.eos_text.as_deref(), &observation)
                                 };
                                 Some(policy.encode(&text)?)
                             }

@@ -13,9 +13,14 @@ pub trait Policy {
     fn chat_template(&self) -> &ChatTemplate {
         self.model().chat_template()
     }
-    /// Encode text (special tokens written in it are recognised; nothing is added).
+    /// Encode text (special tokens written in it are recognised, except those `hide` marked;
+    /// nothing is added).
     fn encode(&self, text: &str) -> Result<Vec<u32>> {
         Ok(self.model().tokenizer().encode(text, false)?)
+    }
+    /// Mark text as data: the special-token strings in it encode as plain text.
+    fn hide(&self, text: &str) -> String {
+        self.model().tokenizer().hide_special(text)
     }
     /// Decode ids, special tokens kept.
     fn decode(&self, ids: &[u32]) -> Result<String> {
