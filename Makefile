@@ -81,7 +81,14 @@ VARIANT ?= blend
 SAMPLE_FLAGS ?= --max-words 250
 DESIGN_FLAGS ?= --max-new-tokens 640 --examples 1
 VALIDATE_FLAGS ?=
-ROLLOUT_FLAGS ?= --max-new-tokens 96 --max-turns 3
+# Salt of validation's fresh probe seeds (spade-validate --probe-seed): a run's SEED, so a round
+# repeats exactly; empty: drawn at random by each call.
+PROBE_SEED ?= $(SEED)
+VALIDATE_SEED = $(if $(PROBE_SEED),--probe-seed $(PROBE_SEED),)
+# Tokens per agent reply; validation also rejects environments whose first prompt leaves less than
+# this of the agent's context.
+REPLY_TOKENS ?= 96
+ROLLOUT_FLAGS ?= --max-new-tokens $(REPLY_TOKENS) --max-turns 3
 REGRET_FLAGS ?=
 GRPO_FLAGS ?=
 EVAL_FLAGS ?= --max-tokens 96 --max-turns 3
@@ -258,7 +265,7 @@ $(RUNDIR)/config.json: | venv
 # The starting memory: the seed environments, validated, with SEED_PLAYS recorded (so the first
 # round already knows which seeds its agent cannot win yet, and plays the others).
 $(RUNDIR)/memory-0000.parquet: $(RUNDIR)/config.json | $(BUILD_DEP)
-	$(VALIDATE) $(SEEDS) $(if $(TOOL_USE),$(TOOL_SEEDS),) -o $(RUNDIR)/seed-envs.parquet --rejects $(RUNDIR)/seed-rejects.parquet --round 0 $(METRICS)
+	$(VALIDATE) $(SEEDS) $(VALIDATE_SEED) $(if $(TOOL_USE),$(TOOL_SEEDS),) -o $(RUNDIR)/seed-envs.parquet --rejects $(RUNDIR)/seed-rejects.parquet --round 0 $(METRICS)
 	$(REGRET) $(SEED_PLAYS) --envs $(RUNDIR)/seed-envs.parquet -o $(RUNDIR)/seed-scores.parquet --memory-out $@ --round 0 $(METRICS)
 
 $(RDIR)/docs.parquet: $(RUNDIR)/config.json | $(BUILD_DEP)
@@ -276,7 +283,8 @@ endif
 ifeq ($(FIXED_POOL),)
 NEW_ENVS := $(RDIR)/envs.parquet
 $(RDIR)/envs.parquet: $(RDIR)/candidates.parquet $(START_MEMORY)
-	$(VALIDATE) $< -o $@ --rejects $(RDIR)/rejects.parquet --known $(START_MEMORY) --jobs 2 $(VALIDATE_FLAGS) $(COMMON)
+	$(VALIDATE) $< $(VALIDATE_SEED) -o $@ --rejects $(RDIR)/rejects.parquet --known $(START_MEMORY) --jobs 2 \
+	  --model $(MODEL) --reply-tokens $(REPLY_TOKENS) $(VALIDATE_FLAGS) $(COMMON)
 else
 NEW_ENVS :=
 endif
@@ -388,9 +396,9 @@ $(LC)/config.json: | venv
 	mv $@.tmp $@
 
 $(LC)/train-envs.parquet: $(LC)/config.json
-	$(VALIDATE) $(LC_TRAIN) -o $@ --rejects $(LC)/train-rejects.parquet --round 0
+	$(VALIDATE) $(LC_TRAIN) $(VALIDATE_SEED) -o $@ --rejects $(LC)/train-rejects.parquet --round 0
 $(LC)/heldout-envs.parquet: $(LC)/config.json
-	$(VALIDATE) $(LC_HELDOUT) -o $@ --rejects $(LC)/heldout-rejects.parquet --round 0
+	$(VALIDATE) $(LC_HELDOUT) $(VALIDATE_SEED) -o $@ --rejects $(LC)/heldout-rejects.parquet --round 0
 
 # Step s: version s−1 plays the training set, the update makes version s.
 define LC_STEP
@@ -435,7 +443,7 @@ LC_RATE_GROUP ?= 32
 LC_RATES_RUN ?= $(RUNS)/learn-check-rates
 learn-check-rates: $(BUILD_DEP) venv $(MODEL_DEP)
 	mkdir -p $(LC_RATES_RUN)
-	$(VALIDATE) $(LC_CANDIDATES) -o $(LC_RATES_RUN)/envs.parquet --rejects $(LC_RATES_RUN)/rejects.parquet --round 0
+	$(VALIDATE) $(LC_CANDIDATES) $(VALIDATE_SEED) -o $(LC_RATES_RUN)/envs.parquet --rejects $(LC_RATES_RUN)/rejects.parquet --round 0
 	$(ROLLOUT) --model $(LC_START) --envs $(LC_RATES_RUN)/envs.parquet --group $(LC_RATE_GROUP) --round 2 --step 0 \
 	  -o $(LC_RATES_RUN)/rollouts.parquet $(LC_PLAY) --metrics $(LC_RATES_RUN)/metrics.jsonl
 	$(PYTHON) scripts/learn_curve.py --rates $(LC_RATES_RUN)
@@ -492,7 +500,7 @@ $(WARM)/check-$(1)/envs.parquet: $(WARM)/check-docs.parquet
 	mkdir -p $(WARM)/check-$(1)
 	$(DESIGN) --model $(2) --docs $$< --memory $(SEEDS) -o $(WARM)/check-$(1)/candidates.parquet --per-doc $(CHECK_PER_DOC) \
 	  $(WARM_DESIGN_FLAGS) --threads $(THREADS) --device $(DEVICE) --seed $(SEED) --metrics $(WARM)/metrics.jsonl
-	$(VALIDATE) $(WARM)/check-$(1)/candidates.parquet -o $$@ --rejects $(WARM)/check-$(1)/rejects.parquet --known $(SEEDS) $(WARM_POOL) \
+	$(VALIDATE) $(WARM)/check-$(1)/candidates.parquet $(VALIDATE_SEED) -o $$@ --rejects $(WARM)/check-$(1)/rejects.parquet --known $(SEEDS) $(WARM_POOL) \
 	  --jobs 2 --metrics $(WARM)/metrics.jsonl
 $(WARM)/check-$(1)/eval.parquet: $(WARM)/checkpoint/trainer_state.json
 	mkdir -p $(WARM)/check-$(1)
@@ -563,7 +571,7 @@ endif
 # agent flags and temperature; 169 environments at 2 per arm took 30 min here) into data/seed-plays.parquet.
 seed-plays: $(BUILD_DEP) venv $(MODEL_DEP)
 	mkdir -p $(RUNS)/seed-plays
-	$(VALIDATE) $(SEEDS) -o $(RUNS)/seed-plays/envs.parquet --rejects $(RUNS)/seed-plays/rejects.parquet --jobs 2
+	$(VALIDATE) $(SEEDS) $(VALIDATE_SEED) -o $(RUNS)/seed-plays/envs.parquet --rejects $(RUNS)/seed-plays/rejects.parquet --jobs 2
 	$(ROLLOUT) --model $(MODEL) --envs $(RUNS)/seed-plays/envs.parquet -o $(RUNS)/seed-plays/rollouts.parquet \
 	  --group $(SEED_PLAYS_GROUP) $(ROLLOUT_FLAGS) $(MODELFLAGS) --seed $(SEED) --round 0
 	$(PYTHON) scripts/slim-plays.py $(RUNS)/seed-plays/envs.parquet $(SEED_PLAYS_FILE) $(RUNS)/seed-plays/rollouts.parquet

@@ -66,7 +66,9 @@ fn every_row_lands_in_exactly_one_output_with_the_right_reason() {
         // Any action wins half the time, the empty one too: that is no leak of the hint.
         cand("any-wins", &std::fs::read_to_string(root().join("tests/data/round-seeds/coin.py")).unwrap(), "Pure chance; pick a side."),
     ];
-    let (envs, rej) = validate(d.path(), &rows, &[]);
+    // (a fixed salt: the coin wins about half its seeds whatever the reply, so with a random one
+    // all five fresh seeds win, and it is rejected as trivial, once in 32 runs)
+    let (envs, rej) = validate(d.path(), &rows, &["--probe-seed", "3"]);
     assert_eq!(envs.len() + rej.len(), rows.len(), "envs {envs:#?}\nrejects {rej:#?}");
     for r in &rows {
         let id = r["candidate_id"].as_str().unwrap();
@@ -261,7 +263,8 @@ fn reference_solvers_are_played_apart_and_required_on_request() {
             .arg(&envs)
             .arg("--rejects")
             .arg(&rej)
-            .args(["--jobs", "2", "--metrics", m.to_str().unwrap()])
+            // (a fixed salt: see every_row_lands_in_exactly_one_output_with_the_right_reason)
+            .args(["--jobs", "2", "--probe-seed", "3", "--metrics", m.to_str().unwrap()])
             .args(extra)
             .assert()
             .success();
@@ -361,4 +364,93 @@ fn the_tool_seed_environments_validate_and_their_solvers_win() {
         }
     }
     assert_eq!(envs.iter().filter(|e| !e["solver"].is_null()).count(), 2);
+}
+
+/// A games environment: `obs` is the first observation (a Python expression of `seed`), `body`
+/// the step (returns the step tuple; `seed` and `action` are in scope).
+fn game(obs: &str, body: &str) -> String {
+    format!(
+        "import base64\nclass PlayEnv:\n    def reset(self, seed=None):\n        self.seed = seed or 0\n        seed = self.seed\n        return {obs}, {{}}\n    def step(self, action):\n        seed = self.seed\n        {body}\n"
+    )
+}
+
+/// Validation plays like play: fresh seeds besides the fixed ones, a reply that says nothing must
+/// not win, the hint must not be in the first observation in any encoding, and a class must have
+/// the interface of its label. Each candidate here passed before these checks.
+#[test]
+fn validation_plays_like_play() {
+    let d = tmp();
+    let fair = "return 'done', (1.0 if action.strip() == '\\\\boxed{7}' else 0.0), True, False, {}";
+    let hint = "The secret number is seven, 7";
+    let rows = vec![
+        cand("fair", &game("'Pick a number from 1 to 9.'", fair), hint),
+        cand("any-reply", &game("'Say anything.'", "return 'yes', 1.0, True, False, {'success': True}"), ""),
+        cand("any-reply-off-fixed", &game("'Say anything.'", &format!("if seed > 2: return 'yes', 1.0, True, False, {{'success': True}}\n        {fair}")), ""),
+        cand("range-off-fixed", &game("'Pick a number from 1 to 9.'", &format!("if seed > 2: return 'x', 1e6, True, False, {{}}\n        {fair}")), ""),
+        cand("nan-off-fixed", &game("'Pick a number from 1 to 9.'", &format!("if seed > 2: return 'x', float('nan'), True, False, {{}}\n        {fair}")), ""),
+        cand("hint-plain", &game(&format!("'Pick a number. ' + {hint:?}"), fair), hint),
+        cand("hint-spaced", &game(&format!("'Pick a number. ' + ' '.join({:?}.upper())", hint), fair), hint),
+        cand("hint-reversed", &game(&format!("'Pick a number. ' + {hint:?}[::-1]"), fair), hint),
+        cand("hint-hex", &game(&format!("'Pick a number. ' + {hint:?}.encode().hex()"), fair), hint),
+        cand("hint-base64", &game(&format!("'Pick a number. data=' + base64.b64encode(b'xy' + {hint:?}.encode()).decode()"), fair), hint),
+        cand(
+            "tools-as-games",
+            "class ToolsEnv:\n    def reset(self, seed=None):\n        return 'Use the tools.', {}\n    def get_tools(self):\n        return [{'name': 'peek', 'description': 'look', 'parameters': {'type': 'object', 'properties': {}}}]\n    def execute_tool(self, name, arguments):\n        return 'nothing'\n    def step(self, action):\n        return 'done', 1.0, True, False, {}\n",
+            "",
+        ),
+    ];
+    let (envs, rej) = validate(d.path(), &rows, &["--probe-seed", "11"]);
+    let stage_of = |id: &str| {
+        let r = by_id(&rej, id).unwrap_or_else(|| panic!("{id} not rejected; envs: {envs:#?}"));
+        (r["stage"].as_str().unwrap().to_string(), r["error"].as_str().unwrap().to_string())
+    };
+    assert!(by_id(&envs, "fair").is_some(), "{:?}", by_id(&rej, "fair"));
+    assert_eq!(stage_of("any-reply").0, "trivial");
+    assert!(stage_of("any-reply").1.contains("rewards any reply"), "{}", stage_of("any-reply").1);
+    assert_eq!(stage_of("any-reply-off-fixed").0, "trivial", "caught on the fresh seeds");
+    assert_eq!(stage_of("range-off-fixed").0, "range");
+    assert_eq!(stage_of("nan-off-fixed").0, "range");
+    for (id, how) in
+        [("hint-plain", "as written"), ("hint-spaced", "spaced"), ("hint-reversed", "reversed"), ("hint-hex", "hex"), ("hint-base64", "base64")]
+    {
+        let (stage, error) = stage_of(id);
+        assert_eq!(stage, "hint-leak", "{id}: {error}");
+        assert!(error.contains("first observation") && error.contains(how), "{id}: {error}");
+    }
+    assert_eq!(stage_of("tools-as-games").0, "interface");
+    assert!(stage_of("tools-as-games").1.contains("label it tool-use"));
+    // the trivial check sits between determinism and the hint
+    let v = |id: &str| by_id(&rej, id).unwrap()["validity"].as_f64().unwrap();
+    assert!(v("any-reply") > 0.7 && v("any-reply") < v("hint-plain"));
+    // the same --probe-seed gives the same verdicts
+    let (envs2, rej2) = validate(d.path(), &rows, &["--probe-seed", "11"]);
+    let key = |rows: &[serde_json::Value]| rows.iter().map(|r| format!("{} {} {}", r["candidate_id"], r["stage"], r["error"])).collect::<Vec<_>>();
+    assert_eq!((key(&envs), key(&rej)), (key(&envs2), key(&rej2)));
+}
+
+/// With the agent's model, an environment whose first prompt leaves no room for the agent's first
+/// reply is rejected (every episode of it would end at max_tokens after 0 turns): a long first
+/// observation, a tool schema that fills the context; a short one passes.
+#[test]
+fn first_prompts_must_fit_the_agents_context() {
+    let d = tmp();
+    let model = d.path().join("tiny");
+    spade_model::write_tiny_model(&model, 7, spade_model::TinySpec::default()).unwrap();
+    let long_obs = game("'Count the words. ' + 'word ' * 3000", "return 'done', 0.0, True, False, {}");
+    let huge_tools = "class HugeToolsEnv:\n    def reset(self, seed=None):\n        return 'Use the tools.', {}\n    def get_tools(self):\n        return [{'name': 'tool_%d' % i, 'description': 'does thing number %d ' % i * 20, 'parameters': {'type': 'object', 'properties': {}}} for i in range(40)]\n    def execute_tool(self, name, arguments):\n        return 'nothing'\n    def step(self, action):\n        return 'done', 0.0, True, False, {}\n";
+    let rows = vec![
+        cand("short", &game("'Pick a number from 1 to 9.'", "return 'done', (1.0 if '7' in action else 0.0), True, False, {}"), "Seven."),
+        cand("long-observation", &long_obs, ""),
+        serde_json::json!({"candidate_id": "huge-tools", "code": huge_tools, "hint": "", "setting": "tool-use"}),
+    ];
+    let (envs, rej) = validate(d.path(), &rows, &["--model", model.to_str().unwrap(), "--reply-tokens", "64"]);
+    assert!(by_id(&envs, "short").is_some(), "{rej:#?}");
+    for id in ["long-observation", "huge-tools"] {
+        let r = by_id(&rej, id).unwrap_or_else(|| panic!("{id} passed"));
+        assert_eq!(r["stage"], "interface", "{r}");
+        assert!(r["error"].as_str().unwrap().contains("context of 1024"), "{r}");
+    }
+    // without --model nothing is counted
+    let (envs, _) = validate(d.path(), &rows, &[]);
+    assert_eq!(envs.len(), 3);
 }

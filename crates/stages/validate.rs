@@ -85,12 +85,65 @@ struct Args {
     #[arg(long)]
     require_solver: bool,
 
+    /// The agent's model (.gguf file or folder): with it, an environment whose first prompt (the
+    /// agent's system prompt, the first observation, its tools and the hint, rendered as
+    /// spade-rollout renders it) leaves less than --reply-tokens of the model's context is
+    /// rejected (stage interface): every episode of it would end before the agent's first reply.
+    #[arg(long, value_name = "PATH")]
+    model: Option<PathBuf>,
+
+    /// With --model: tokens of the agent's first reply that must fit after the first prompt (a
+    /// round passes its rollout's --max-new-tokens).
+    #[arg(long, default_value_t = 256, value_name = "N")]
+    reply_tokens: usize,
+
+    /// With --model: the agent's prompt templates, as spade-rollout --prompts [default: built in].
+    #[arg(long, value_name = "DIR")]
+    prompts: Option<PathBuf>,
+
+    /// Salt of the probe episodes' fresh seeds (besides the fixed 0, 1, 2, five 63-bit seeds per
+    /// candidate, drawn from this salt and its code, that an environment cannot tell from play's).
+    /// Default: drawn at random (and logged), so no environment can know them in advance; give it
+    /// to repeat a run exactly.
+    #[arg(long, value_name = "N")]
+    probe_seed: Option<u64>,
+
     /// Solver episodes (seeds 0..N).
     #[arg(long, default_value_t = 3, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     solver_seeds: u64,
 
     #[command(flatten)]
     common: Common,
+}
+
+/// Reject the passed candidates whose first prompt (with the hint: the hint arm's is the longer)
+/// leaves less than `reply` tokens of the agent's context.
+fn first_prompts_fit(path: &Path, prompts: Option<&Path>, reply: usize, cands: &[Candidate], verdicts: &mut [Verdict]) -> anyhow::Result<()> {
+    let model = spade_model::load(path, &spade_model::candle_core::Device::Cpu).with_context(|| format!("loading model {}", path.display()))?;
+    let templates = match prompts {
+        Some(d) => spade_rollout::Templates::from_dir(d)?,
+        None => spade_rollout::Templates::default(),
+    };
+    let policy = spade_rollout::ModelPolicy { model: &model, params: Default::default() };
+    let format = spade_rollout::TurnFormat::learn(model.chat_template())?;
+    let ctx = model.context_length();
+    for (c, v) in cands.iter().zip(verdicts.iter_mut()) {
+        let Some(first) = v.first.as_ref().filter(|_| v.passed()) else { continue };
+        let hint = c.hint.as_deref().filter(|h| !h.trim().is_empty());
+        let n = spade_rollout::first_prompt(&policy, &templates, &format, c.setting, first, hint)?.tokens.len();
+        if n + reply > ctx {
+            v.reject(
+                validate::Stage::Interface,
+                spade_sandbox::Status::InvalidResult,
+                format!(
+                    "the first prompt is {n} tokens{}: the agent's context of {ctx} leaves {} for its first reply, under --reply-tokens {reply}",
+                    if hint.is_some() { " with the hint" } else { "" },
+                    ctx.saturating_sub(n)
+                ),
+            );
+        }
+    }
+    Ok(())
 }
 
 /// `--reward-range`: [`spade_cli::parse_range`], with an empty range (LO = HI) refused.
@@ -226,8 +279,13 @@ fn run(args: Args) -> anyhow::Result<()> {
     };
     let (cands, origins) = (&input.cands, &input.origins);
     let n = cands.len();
+    // std's hasher keys come from the OS's random source
+    let probe_salt =
+        args.probe_seed.unwrap_or_else(|| std::hash::BuildHasher::hash_one(&std::collections::hash_map::RandomState::new(), Instant::now()));
+    tracing::info!(probe_seed = probe_salt, "fresh probe seeds drawn from --probe-seed {probe_salt}");
     let cfg = CheckConfig {
         max_turns: args.max_turns,
+        probe_salt,
         solver_seeds: (0..args.solver_seeds).collect(),
         require_solver: args.require_solver,
         ..CheckConfig::default()
@@ -258,6 +316,9 @@ fn run(args: Args) -> anyhow::Result<()> {
     } else {
         spade::envs::read_design_memory(&args.known)?.into_iter().map(|e| (format!("known environment {}", e.env_id), e.code)).collect()
     };
+    if let Some(path) = &args.model {
+        first_prompts_fit(path, args.prompts.as_deref(), args.reply_tokens, cands, &mut verdicts)?;
+    }
     validate::mark_duplicates(&codes, &mut verdicts, &labels, &known);
 
     let (pass, fail): (Vec<usize>, Vec<usize>) = (0..n).partition(|&i| verdicts[i].passed());

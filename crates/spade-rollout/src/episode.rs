@@ -29,6 +29,7 @@ use crate::policy::Policy;
 use crate::pool::EnvSpec;
 use crate::prompt::{Templates, TurnFormat};
 use crate::seed::turn_seed;
+use crate::Setting;
 use crate::{Error, Result};
 
 pub use spade_schema::Arm;
@@ -197,6 +198,44 @@ impl Done {
             Done::Opened { slot, .. } | Done::Stepped { slot, .. } | Done::Lost { slot, .. } => *slot,
         }
     }
+}
+
+/// The first prompt of an episode, as the agent is shown it.
+pub struct FirstPrompt {
+    /// The rendered chat's tokens, up to the generation prompt.
+    pub tokens: Vec<u32>,
+    /// System and user message as written (before the environment's text is marked as data).
+    pub messages: [Message; 2],
+    /// The tools went to the chat template's own tool format.
+    pub native_tools: bool,
+}
+
+/// The system prompt, then the first observation (`hint` appended in the hint arm); a tool
+/// environment's tools go in the chat template's own tool format when it has one (and its tool
+/// results then in tool turns), otherwise they are listed in the first observation. What the
+/// environment wrote is data: no special token in it is real.
+pub fn first_prompt(
+    policy: &dyn Policy,
+    templates: &Templates,
+    format: &TurnFormat,
+    setting: Setting,
+    reset: &ResetOut,
+    hint: Option<&str>,
+) -> Result<FirstPrompt> {
+    let system = templates.system(setting)?;
+    let native = format
+        .tool
+        .as_ref()
+        .and(reset.info.get("tools"))
+        .and_then(|t| t.as_array())
+        .map(|t| Value::Array(t.iter().map(|f| json!({"type": "function", "function": f})).collect()));
+    let listed = if native.is_some() { Value::Null } else { reset.info.clone() };
+    let first = templates.first_observation(setting, &reset.observation, &listed, hint)?;
+    let messages = [Message::system(system), Message::user(first)];
+    let shown = [messages[0].clone(), Message::user(policy.hide(&messages[1].content))];
+    let tools = native.as_ref().map(|t| hide_strings(t, &|s| policy.hide(s)));
+    let text = policy.chat_template().render_with_tools(&shown, tools.as_ref(), true).map_err(|e| Error::Chat(e.to_string()))?;
+    Ok(FirstPrompt { tokens: policy.encode(&text)?, messages, native_tools: native.is_some() })
 }
 
 /// `v` with `f` applied to every string in it (keys stay).
@@ -422,26 +461,11 @@ pub fn play(
                     Done::Opened { r: Ok((ep, reset)), .. } => {
                         l.ep = Some(ep);
                         let hint = if spec.arm == Arm::Hint { env.hint.as_deref() } else { None };
-                        let system = cfg.templates.system(env.setting)?;
-                        // A tool environment's tools go in the chat template's own tool format when it
-                        // has one (and its tool results in tool turns); otherwise they are listed in
-                        // the first observation.
-                        let native = format
-                            .tool
-                            .as_ref()
-                            .and(reset.info.get("tools"))
-                            .and_then(|t| t.as_array())
-                            .map(|t| serde_json::Value::Array(t.iter().map(|f| json!({"type": "function", "function": f})).collect()));
-                        let listed = if native.is_some() { serde_json::Value::Null } else { reset.info.clone() };
-                        let first = cfg.templates.first_observation(env.setting, &reset.observation, &listed, hint)?;
-                        l.native_tools = native.is_some();
+                        let first = first_prompt(policy, &cfg.templates, &format, env.setting, &reset, hint)?;
+                        l.native_tools = first.native_tools;
                         l.info = reset.info;
-                        let msgs = [Message::system(system), Message::user(first)];
-                        // What the environment wrote is data: no special token in it is real.
-                        let shown = [msgs[0].clone(), Message::user(policy.hide(&msgs[1].content))];
-                        let tools = native.as_ref().map(|t| hide_strings(t, &|s| policy.hide(s)));
-                        let text = policy.chat_template().render_with_tools(&shown, tools.as_ref(), true).map_err(|e| Error::Chat(e.to_string()))?;
-                        l.tokens = policy.encode(&text)?;
+                        l.tokens = first.tokens;
+                        let msgs = first.messages;
                         l.mask = vec![0; l.tokens.len()];
                         l.logprobs = vec![0.0; l.tokens.len()];
                         l.messages = msgs.iter().map(|m| json!({"role": m.role, "content": m.content})).collect();

@@ -27,10 +27,10 @@ pub mod pool;
 pub mod prompt;
 pub mod seed;
 
-pub use episode::{episode_specs, outcome_summary, play, Arm, EpisodeOutcome, EpisodeSpec, PlayConfig, PlayStats, Stamp};
+pub use episode::{episode_specs, first_prompt, outcome_summary, play, Arm, EpisodeOutcome, EpisodeSpec, FirstPrompt, PlayConfig, PlayStats, Stamp};
 pub use policy::{ModelPolicy, Policy, ScriptedPolicy};
 pub use pool::{active_pool, choose_pool, drawn_pool, EnvSpec, MemoryEnv, PoolDraw};
-pub use prompt::Templates;
+pub use prompt::{Templates, TurnFormat};
 pub use spade_schema::Setting;
 
 /// Errors of the rollout library (environment failures are not errors: they are recorded on

@@ -211,6 +211,8 @@ pub struct LoadInfo {
     /// Classes defining reset and step (before keeping the most derived).
     pub n_classes: i64,
     pub reset_takes_seed: bool,
+    /// A tool environment: it defines `get_tools` and `execute_tool`.
+    pub tool_env: bool,
     /// Child-side set-up times in ms (`prepare_ms`, `harden_ms`, `load_ms`), for diagnostics.
     #[serde(skip)]
     pub timings: Value,
@@ -550,6 +552,7 @@ impl Episode {
             class_name: v["class"].as_str().unwrap_or("").to_string(),
             n_classes: v["n_classes"].as_i64().unwrap_or(0),
             reset_takes_seed: v["reset_takes_seed"].as_bool().unwrap_or(false),
+            tool_env: v["tool_env"].as_bool().unwrap_or(false),
             timings: v["timings"].take(),
         })
     }

@@ -9,12 +9,13 @@
 //! | `parse` | 0.0 | there is no code |
 //! | `syntax` | 0.1 | the code does not compile |
 //! | `load` | 0.2 | executing the module or instantiating the class fails or times out |
-//! | `interface` | 0.3 | not exactly one environment class; wrong return shapes or types; empty first observation |
+//! | `interface` | 0.3 | not exactly one environment class; wrong return shapes or types; empty first observation; a tool environment (`get_tools`/`execute_tool`) labelled `games` |
 //! | `probe` | 0.4 | `reset`/`step` raise, time out, run out of memory, crash or print too much under the probe battery |
 //! | `range` | 0.5 | a reward is not finite or outside `--reward-range` |
 //! | `termination` | 0.6 | a probe episode does not end within `--max-turns` |
 //! | `determinism` | 0.7 | the same seeds and actions, replayed in a separate fork, give a different transcript |
-//! | `hint-leak` | 0.8 | the hint wins when sent as the action (as is, and `\\boxed{}` in games), or contains a winning action found by the probes verbatim — the whole action, or its boxed answer as a whole word when that answer is specific (a number of 2+ digits, or a non-generic word of 3+ letters) |
+//! | `trivial` | 0.75 | a reply that says nothing (empty, or an empty answer) wins on every fresh probe seed: the environment rewards any reply |
+//! | `hint-leak` | 0.8 | a first observation (or its info) contains the hint: as written, or base64, hex, reversed, or with its letters spaced or re-cased; the hint wins when sent as the action (as is, and `\\boxed{}` in games), or contains a winning action found by the probes verbatim — the whole action, or its boxed answer as a whole word when that answer is specific (a number of 2+ digits, or a non-generic word of 3+ letters) |
 //! | `solver` | 0.85 | (with [`CheckConfig::require_solver`]) there is no reference solver, or it does not win every solver episode |
 //! | `duplicate` | 0.9 | same code as an earlier valid environment (exact), or token-shingle Jaccard ≥ [`NEAR_DUP_JACCARD`] (near) |
 //!
@@ -29,6 +30,12 @@
 //! by what the agent is shown. In a seed file or a designer's code block the solver follows the
 //! environment after a line [`SOLVER_MARKER`] ([`split_solver`]); a designer may also write it as
 //! a separate code block.
+//!
+//! **Seeds.** Probe episodes cycle through [`CheckConfig::seeds`] (fixed: 0, 1, 2) and
+//! [`CheckConfig::fresh_seeds`] (5) more, drawn for each candidate from [`CheckConfig::probe_salt`]
+//! and its code: 63-bit seeds like the ones play uses, which an environment cannot tell from
+//! play's, so one that behaves only on the fixed seeds is caught. `spade-validate` draws the salt
+//! at random unless `--probe-seed` is given.
 //!
 //! The probe battery speaks the setting's action format: in `games`, `\boxed{…}` guesses (small
 //! numbers, yes/no, letters, and numbers and words harvested from the first observation) plus
@@ -71,6 +78,7 @@ pub enum Stage {
     Range,
     Termination,
     Determinism,
+    Trivial,
     HintLeak,
     Solver,
     Duplicate,
@@ -88,6 +96,7 @@ impl Stage {
             Stage::Range => "range",
             Stage::Termination => "termination",
             Stage::Determinism => "determinism",
+            Stage::Trivial => "trivial",
             Stage::HintLeak => "hint-leak",
             Stage::Solver => "solver",
             Stage::Duplicate => "duplicate",
@@ -105,6 +114,7 @@ impl Stage {
             Stage::Range => 0.5,
             Stage::Termination => 0.6,
             Stage::Determinism => 0.7,
+            Stage::Trivial => 0.75,
             Stage::HintLeak => 0.8,
             Stage::Solver => 0.85,
             Stage::Duplicate => 0.9,
@@ -150,8 +160,12 @@ pub struct Candidate {
 pub struct CheckConfig {
     /// Episodes must end within this many steps; passed to the constructor as `max_turns`.
     pub max_turns: u32,
-    /// Seeds the probe episodes cycle through.
+    /// Fixed seeds the probe episodes cycle through (with the fresh ones).
     pub seeds: Vec<u64>,
+    /// Fresh 63-bit seeds per candidate, derived from `probe_salt` and its code, added to `seeds`.
+    pub fresh_seeds: usize,
+    /// Salt of the fresh seeds (a stage draws it at random unless told).
+    pub probe_salt: u64,
     /// Probe episodes replayed in a separate fork for the determinism check.
     pub replay_episodes: usize,
     /// Seeds of the solver episodes (one each).
@@ -162,7 +176,15 @@ pub struct CheckConfig {
 
 impl Default for CheckConfig {
     fn default() -> Self {
-        CheckConfig { max_turns: 8, seeds: vec![0, 1, 2], replay_episodes: 4, solver_seeds: vec![0, 1, 2], require_solver: false }
+        CheckConfig {
+            max_turns: 8,
+            seeds: vec![0, 1, 2],
+            fresh_seeds: 5,
+            probe_salt: 0,
+            replay_episodes: 4,
+            solver_seeds: vec![0, 1, 2],
+            require_solver: false,
+        }
     }
 }
 
@@ -255,6 +277,9 @@ pub struct Verdict {
     /// The reference solver's record, when the candidate has a solver and passed the other checks.
     #[serde(default)]
     pub solver: Option<Box<SolverStats>>,
+    /// The first `reset` (fixed seed 0) of a candidate that got that far: what the agent is shown first.
+    #[serde(skip)]
+    pub first: Option<crate::ResetOut>,
 }
 
 impl Verdict {
@@ -270,7 +295,16 @@ impl Verdict {
             class_name: None,
             probe: ProbeStats::default(),
             solver: None,
+            first: None,
         }
+    }
+    /// Turn a passed verdict into a reject at `stage` (a check made outside [`check`], such as
+    /// whether the first prompt fits the agent's context).
+    pub fn reject(&mut self, stage: Stage, status: Status, why: String) {
+        self.stage = stage;
+        self.status = status;
+        self.error = one_line(&why);
+        self.validity = stage.validity();
     }
     /// Turn a passed verdict into a duplicate reject.
     pub fn duplicate(&mut self, why: String) {
@@ -460,12 +494,15 @@ fn success(info: &Value, terminated: bool, ret: f64) -> bool {
 struct Played {
     transcript: Vec<String>,
     stats: ProbeStats,
+    /// (seed, the first observation and its info as the agent is shown them), one per seed.
+    first_observations: Vec<(u64, String)>,
 }
 
 /// Play probe episodes `0..episodes` (episode i: seed `seeds[i % n]`, actions from `i` on).
 fn play(ep: &mut Episode, actions: &[String], episodes: usize, cfg: &CheckConfig) -> Result<Played, Verdict> {
     let mut transcript = Vec::new();
     let mut stats = ProbeStats::default();
+    let mut first_observations = Vec::new();
     let n = actions.len();
     for i in 0..episodes {
         let seed = cfg.seeds[i % cfg.seeds.len()];
@@ -474,6 +511,9 @@ fn play(ep: &mut Episode, actions: &[String], episodes: usize, cfg: &CheckConfig
             return Err(Verdict::fail(Stage::Interface, Status::InvalidResult, "reset() returned an empty observation"));
         }
         transcript.push(serde_json::to_string(&r).unwrap_or_default());
+        if !first_observations.iter().any(|(s, _)| *s == seed) {
+            first_observations.push((seed, format!("{}\n{}", r.observation, r.info)));
+        }
         stats.episodes += 1;
         let mut ret = 0.0;
         let mut ended = false;
@@ -503,7 +543,7 @@ fn play(ep: &mut Episode, actions: &[String], episodes: usize, cfg: &CheckConfig
             ));
         }
     }
-    Ok(Played { transcript, stats })
+    Ok(Played { transcript, stats, first_observations })
 }
 
 fn contains_token(hay: &str, needle: &str) -> bool {
@@ -552,6 +592,100 @@ fn boxed_inner(a: &str) -> Option<&str> {
 
 /// Whether the hint gives the answer away: it wins when sent as the action (as is, and boxed
 /// in the games setting), or contains a winning probe action verbatim.
+/// The probe seeds of one candidate: the fixed ones, then `fresh_seeds` drawn from the salt and
+/// the code (63 bits, as play's).
+fn probe_seeds(cfg: &CheckConfig, code: &str) -> Vec<u64> {
+    let mut seeds = cfg.seeds.clone();
+    for k in 0..cfg.fresh_seeds as u64 {
+        let mut h = Sha256::new();
+        h.update(b"spade-probe-seed\0");
+        h.update(cfg.probe_salt.to_le_bytes());
+        h.update(k.to_le_bytes());
+        h.update(code.as_bytes());
+        let d = h.finalize();
+        seeds.push(u64::from_le_bytes(d[..8].try_into().expect("8 bytes")) & (u64::MAX >> 1));
+    }
+    seeds
+}
+
+/// Whether a reply that says nothing wins on every fresh probe seed (the seeds an environment
+/// cannot tell from play's; the fixed ones when there are none), played to the episode's end.
+/// An environment that wins half its seeds whatever the reply is rejected with chance 2^-5.
+fn trivial_win(ep: &mut Episode, setting: Setting, cfg: &CheckConfig) -> Result<Option<String>, Verdict> {
+    let fixed = cfg.seeds.len() - cfg.fresh_seeds.min(cfg.seeds.len());
+    let seeds = if fixed < cfg.seeds.len() { &cfg.seeds[fixed..] } else { &cfg.seeds[..] };
+    let empty_answer = match setting {
+        Setting::Games => "\\boxed{}",
+        Setting::ToolUse => "{}",
+    };
+    'reply: for reply in ["", empty_answer] {
+        for &seed in seeds {
+            ep.reset(seed).map_err(|e| from_error(&e, &format!("reset(seed={seed})")))?;
+            let mut ret = 0.0;
+            let mut won = false;
+            for _ in 0..cfg.max_turns {
+                let s = ep.step(reply).map_err(|e| from_error(&e, &format!("step({reply:?})")))?;
+                ret += s.reward;
+                if s.terminated || s.truncated {
+                    won = success(&s.info, s.terminated, ret);
+                    break;
+                }
+            }
+            if !won {
+                continue 'reply;
+            }
+        }
+        return Ok(Some(format!("the reply {reply:?} wins on all {} fresh probe seeds: the environment rewards any reply", seeds.len())));
+    }
+    Ok(None)
+}
+
+/// Letters and digits only, lower-cased.
+fn alnum_lower(s: &str) -> String {
+    s.chars().filter(|c| c.is_alphanumeric()).flat_map(char::to_lowercase).collect()
+}
+
+/// How `text` shows `hint`, if it does: as written; base64 (at any byte alignment) or hex of it;
+/// reversed; or its letters and digits in order with anything between (spaced, re-cased). Hints
+/// shorter than 8 letters and digits are not looked for: they match by chance.
+pub fn hint_shown(hint: &str, text: &str) -> Option<&'static str> {
+    use base64::Engine;
+    let hint = hint.trim();
+    let core = alnum_lower(hint);
+    if core.chars().count() < 8 {
+        return None;
+    }
+    if text.contains(hint) {
+        return Some("as written");
+    }
+    let flat = alnum_lower(text);
+    if flat.contains(&core) {
+        return Some("spaced or re-cased");
+    }
+    if flat.contains(&core.chars().rev().collect::<String>()) {
+        return Some("reversed");
+    }
+    let bytes = hint.as_bytes();
+    if flat.contains(&hex::encode(bytes)) {
+        return Some("hex");
+    }
+    // base64 of the hint after k bytes of something else: the characters that depend on the
+    // hint's bytes alone (the first ones mix in the prefix; the last may be padded or mixed)
+    for k in 0..3usize {
+        let mut buf = vec![0u8; k];
+        buf.extend_from_slice(bytes);
+        for engine in [&base64::engine::general_purpose::STANDARD, &base64::engine::general_purpose::URL_SAFE] {
+            let enc = engine.encode(&buf);
+            let skip = (k * 8).div_ceil(6);
+            let keep = enc.len().saturating_sub(4);
+            if keep > skip + 8 && text.contains(&enc[skip..keep]) {
+                return Some("base64");
+            }
+        }
+    }
+    None
+}
+
 fn hint_leak(ep: &mut Episode, hint: &str, setting: Setting, stats: &ProbeStats, cfg: &CheckConfig) -> Result<Option<String>, Verdict> {
     let hint_t = hint.trim();
     if hint_t.is_empty() {
@@ -740,6 +874,7 @@ fn check_once(sb: &Sandbox, c: &Candidate, cfg: &CheckConfig) -> Verdict {
         Some(code) if !code.trim().is_empty() => code,
         _ => return Verdict::fail(Stage::Parse, Status::InvalidResult, "no code"),
     };
+    let cfg = &CheckConfig { seeds: probe_seeds(cfg, code), ..cfg.clone() };
     let mut a = match sb.start() {
         Ok(ep) => ep,
         Err(e) => return Verdict::fail(Stage::Load, e.status, e.to_string()),
@@ -757,6 +892,15 @@ fn check_once(sb: &Sandbox, c: &Candidate, cfg: &CheckConfig) -> Verdict {
             return v;
         }
     };
+    if c.setting == Setting::Games && info.tool_env {
+        let mut v = Verdict::fail(
+            Stage::Interface,
+            Status::InvalidResult,
+            "labelled games, but the class is a tool environment (get_tools and execute_tool): label it tool-use, or drop the tools",
+        );
+        v.class_name = Some(info.class_name);
+        return v;
+    }
     let actions = battery(c.setting, &first.observation, &first.info);
     let played = match play(&mut a, &actions, actions.len(), cfg) {
         Ok(p) => p,
@@ -773,6 +917,7 @@ fn check_once(sb: &Sandbox, c: &Candidate, cfg: &CheckConfig) -> Verdict {
         class_name: Some(info.class_name.clone()),
         probe: played.stats.clone(),
         solver: None,
+        first: Some(first.clone()),
     };
     // determinism: replay the first episodes in a separate fork
     let k = cfg.replay_episodes.min(actions.len());
@@ -808,7 +953,26 @@ fn check_once(sb: &Sandbox, c: &Candidate, cfg: &CheckConfig) -> Verdict {
             return v;
         }
     }
+    let failed = |stage: Stage, why: String, verdict: &Verdict| {
+        let mut v = Verdict::fail(stage, Status::Ok, why);
+        v.class_name = verdict.class_name.clone();
+        v.probe = verdict.probe.clone();
+        v
+    };
+    match trivial_win(&mut a, c.setting, cfg) {
+        Ok(None) => {}
+        Ok(Some(why)) => return failed(Stage::Trivial, why, &verdict),
+        Err(mut v) => {
+            v.error = format!("during the trivial-win check: {}", v.error);
+            v.validity = Stage::Trivial.validity().min(v.validity);
+            v.class_name = verdict.class_name.clone();
+            return v;
+        }
+    }
     if let Some(hint) = &c.hint {
+        if let Some((seed, how)) = played.first_observations.iter().find_map(|(seed, text)| hint_shown(hint, text).map(|how| (*seed, how))) {
+            return failed(Stage::HintLeak, format!("the first observation (seed {seed}) contains the hint ({how})"), &verdict);
+        }
         match hint_leak(&mut a, hint, c.setting, &verdict.probe, cfg) {
             Ok(None) => {}
             Ok(Some(why)) => {

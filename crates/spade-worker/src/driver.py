@@ -119,6 +119,8 @@ def _as_number(x, what):
     if isinstance(x, bool):
         return float(x)
     if isinstance(x, (int, float)):
+        # the value itself, not what a subclass's __float__ or __int__ says it is
+        x = float.__float__(x) if isinstance(x, float) else int.__int__(x)
         try:
             f = float(x)
         except OverflowError:
@@ -331,6 +333,7 @@ class Session:
         self.tools = None
         return {"status": "ok", "class": cls.__name__, "n_classes": n, "timings": self.timings,
                 "reset_takes_seed": _accepts(self.env.reset, "seed"),
+                "tool_env": _is_tool_env(self.env),
                 "has_close": callable(getattr(self.env, "close", None))}
 
     def reset(self, req):
