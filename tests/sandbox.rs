@@ -399,12 +399,49 @@ fn adversarial_suite() {
     let _ = leftovers;
 }
 
+/// Where a layer is missing the sandbox refuses to run untrusted code unless told it may; the
+/// layers line says what is in force.
+#[test]
+fn a_weak_sandbox_is_refused_unless_allowed() {
+    let cfg = |landlock, netns, allow_weak| SandboxConfig {
+        jobs: 1,
+        limits: test_limits(),
+        worker: Some(worker()),
+        landlock,
+        netns,
+        allow_weak,
+        ..Default::default()
+    };
+    match Sandbox::new(cfg(true, true, false)) {
+        Ok(full) => {
+            let line = full.layers().to_string();
+            assert!(line.contains("landlock=on") && line.contains("namespaces=net+ipc+uts"), "{line}");
+            assert_eq!(full.layers().missing(), None);
+        }
+        // a host without every layer (CI machines have them all)
+        Err(e) => assert!(e.to_string().contains("--allow-weak-sandbox"), "{e}"),
+    }
+    for (landlock, netns, what) in [(false, true, "landlock is off"), (true, false, "no network, IPC and UTS namespaces (off)")] {
+        let err = Sandbox::new(cfg(landlock, netns, false)).err().expect("refused").to_string();
+        assert!(err.contains(what) && err.contains("--allow-weak-sandbox"), "{err}");
+        let weak = Sandbox::new(cfg(landlock, netns, true)).expect("allowed");
+        assert_eq!(weak.layers().missing().as_deref(), Some(what));
+    }
+}
+
 #[test]
 fn sandbox_without_landlock_or_netns_still_confines() {
     // The mandatory layers alone (as on hosts without landlock or namespaces).
-    let sb =
-        Sandbox::new(SandboxConfig { jobs: 1, limits: test_limits(), worker: Some(worker()), landlock: false, netns: false, ..Default::default() })
-            .unwrap();
+    let sb = Sandbox::new(SandboxConfig {
+        jobs: 1,
+        limits: test_limits(),
+        worker: Some(worker()),
+        landlock: false,
+        netns: false,
+        allow_weak: true,
+        ..Default::default()
+    })
+    .unwrap();
     assert!(!sb.layers().landlock);
     let before = canaries();
     for (name, want) in [

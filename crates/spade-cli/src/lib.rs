@@ -27,6 +27,8 @@ use serde::Serialize;
 pub mod env {
     /// Default `--seed`.
     pub const SEED: &str = "SPADE_SEED";
+    /// Read by `spade_sandbox::SandboxConfig::default()` (its `ALLOW_WEAK_ENV`).
+    pub const ALLOW_WEAK_SANDBOX: &str = "SPADE_ALLOW_WEAK_SANDBOX";
     /// Default `--progress`.
     pub const PROGRESS: &str = "SPADE_PROGRESS";
     /// Default `--metrics`.
@@ -83,6 +85,11 @@ pub struct Common {
     /// More logging (-v debug, -vv trace).
     #[arg(short, long, action = ArgAction::Count, help_heading = "Common")]
     pub verbose: u8,
+
+    /// Run model-written code even where the sandbox lacks a layer (landlock; network, IPC and UTS
+    /// namespaces), which stages that run environments otherwise refuse.
+    #[arg(long, env = env::ALLOW_WEAK_SANDBOX, help_heading = "Common")]
+    pub allow_weak_sandbox: bool,
 
     /// Print the man page (man) or a shell completion script (complete-bash, complete-zsh,
     /// complete-fish, complete-powershell, complete-elvish) to stdout and exit; must come first.
@@ -353,6 +360,10 @@ pub fn main<T: Parser>(common: impl Fn(&T) -> &Common, body: impl FnOnce(T) -> a
 
 pub fn run(common: &Common, body: impl FnOnce() -> anyhow::Result<()>) -> ExitCode {
     init_logging(common);
+    if common.allow_weak_sandbox {
+        // read where the stage starts its sandbox (before any thread is started here)
+        std::env::set_var(env::ALLOW_WEAK_SANDBOX, "1");
+    }
     if common.generate.is_some() {
         eprintln!("error: --generate must be the first argument (`STAGE --generate KIND`)");
         return ExitCode::from(2);

@@ -368,22 +368,25 @@ fn apply_seccomp(deny_writes: bool) -> Result<(), String> {
     Ok(())
 }
 
-/// Put the calling process (the worker, before Python starts) in a fresh network namespace.
-/// Returns how: `unshare`, `userns`, or `unavailable (…)`.
-pub fn enter_netns() -> String {
+/// Put the calling process (the worker, before Python starts) in fresh network, IPC and UTS
+/// namespaces (no network but loopback, its own System V names and hostname), directly or
+/// inside a user namespace. Returns what it did: `net+ipc+uts (unshare)`, `… (userns)`, or
+/// `unavailable (…)`.
+pub fn enter_namespaces() -> String {
+    const WHICH: libc::c_int = libc::CLONE_NEWNET | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
     // SAFETY: unshare on the single-threaded worker at start-up.
-    if unsafe { libc::unshare(libc::CLONE_NEWNET) } == 0 {
-        return "unshare".into();
+    if unsafe { libc::unshare(WHICH) } == 0 {
+        return "net+ipc+uts (unshare)".into();
     }
     let first = errno();
     // SAFETY: as above.
     let uid = unsafe { libc::getuid() };
     let gid = unsafe { libc::getgid() };
-    if unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) } == 0 {
+    if unsafe { libc::unshare(libc::CLONE_NEWUSER | WHICH) } == 0 {
         let _ = std::fs::write("/proc/self/setgroups", "deny");
         let _ = std::fs::write("/proc/self/uid_map", format!("{uid} {uid} 1"));
         let _ = std::fs::write("/proc/self/gid_map", format!("{gid} {gid} 1"));
-        return "userns".into();
+        return "net+ipc+uts (userns)".into();
     }
     format!("unavailable ({first})")
 }

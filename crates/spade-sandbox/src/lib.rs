@@ -9,7 +9,7 @@
 //! scheduling of other processes; no sockets made, bound or connected; no System V or POSIX
 //! message IPC; no change to any file's metadata, …), then loads the environment and serves calls as JSON
 //! lines over a socket of its own. Its stdout/stderr go to a capped pipe. Wall-clock deadlines
-//! are enforced from here with SIGKILL. Workers live in a fresh network namespace when the host
+//! are enforced from here with SIGKILL. Workers live in fresh network, IPC and UTS namespaces when the host
 //! allows it.
 //!
 //! ```no_run
@@ -45,6 +45,8 @@ use serde_json::{json, Value};
 
 /// Environment variable naming the worker binary (overrides the search next to the executable).
 pub const WORKER_ENV: &str = "SPADE_SANDBOX_WORKER";
+/// Environment variable that lets a sandbox run without all its layers (`--allow-weak-sandbox`).
+pub const ALLOW_WEAK_ENV: &str = "SPADE_ALLOW_WEAK_SANDBOX";
 /// File name of the worker binary.
 pub const WORKER_BIN: &str = "spade-sandbox-worker";
 
@@ -57,6 +59,8 @@ pub enum Error {
     Worker(String),
     #[error("sandbox: mandatory layer unavailable on this host: {0}")]
     Unsupported(String),
+    #[error("sandbox: {0} on this host, so model-written code would run with a weaker boundary; refusing (pass --allow-weak-sandbox, or set {ALLOW_WEAK_ENV}=1, to run it anyway)")]
+    Weak(String),
     #[error(transparent)]
     Io(#[from] std::io::Error),
 }
@@ -153,13 +157,18 @@ pub struct SandboxConfig {
     pub scratch_root: Option<PathBuf>,
     /// Use landlock when the kernel has it.
     pub landlock: bool,
-    /// Put workers in a fresh network namespace when possible.
+    /// Put workers in fresh network, IPC and UTS namespaces when possible.
     pub netns: bool,
+    /// Run even where a layer is missing (landlock, the namespaces); otherwise [`Sandbox::new`]
+    /// refuses with [`Error::Weak`]. Default: the environment variable [`ALLOW_WEAK_ENV`] is set
+    /// (to anything but `0`).
+    pub allow_weak: bool,
 }
 
 impl Default for SandboxConfig {
     fn default() -> Self {
-        SandboxConfig { jobs: 1, limits: Limits::default(), worker: None, scratch_root: None, landlock: true, netns: true }
+        let allow_weak = std::env::var(ALLOW_WEAK_ENV).is_ok_and(|v| !v.is_empty() && v != "0");
+        SandboxConfig { jobs: 1, limits: Limits::default(), worker: None, scratch_root: None, landlock: true, netns: true, allow_weak }
     }
 }
 
@@ -174,21 +183,35 @@ pub struct Layers {
     /// Whether children use landlock (ABI > 0 and enabled). Without it, seccomp forbids all
     /// file creation and modification instead.
     pub landlock: bool,
-    /// `unshare`, `userns`, `off` or `unavailable (…)`.
-    pub netns: String,
+    /// The workers' namespaces: `net+ipc+uts (unshare)`, `… (userns)`, `off` or `unavailable (…)`.
+    pub namespaces: String,
     pub python: String,
+}
+
+impl Layers {
+    /// What is missing of the full boundary (landlock, the namespaces), if anything.
+    pub fn missing(&self) -> Option<String> {
+        let mut gone = Vec::new();
+        if !self.landlock {
+            gone.push(if self.landlock_abi > 0 { "landlock is off".to_string() } else { "the kernel has no landlock".to_string() });
+        }
+        if !self.namespaces.starts_with("net+") {
+            gone.push(format!("no network, IPC and UTS namespaces ({})", self.namespaces));
+        }
+        (!gone.is_empty()).then(|| gone.join(" and "))
+    }
 }
 
 impl fmt::Display for Layers {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "fork-server={} rlimits={} seccomp={} landlock={} netns={} python={}",
+            "fork-server={} rlimits={} seccomp={} landlock={} namespaces={} python={}",
             self.fork_server,
             self.rlimits,
             self.seccomp,
             if self.landlock { format!("on (abi {})", self.landlock_abi) } else { format!("off (abi {})", self.landlock_abi) },
-            self.netns,
+            self.namespaces,
             self.python
         )
     }
@@ -385,15 +408,31 @@ impl Sandbox {
                     seccomp: l["seccomp"].as_bool().unwrap_or(false),
                     landlock_abi: l["landlock_abi"].as_i64().unwrap_or(0),
                     landlock: cfg.landlock && l["landlock_abi"].as_i64().unwrap_or(0) > 0,
-                    netns: l["netns"].as_str().unwrap_or("?").to_string(),
+                    namespaces: l["netns"].as_str().unwrap_or("?").to_string(),
                     python: hello["python"].as_str().unwrap_or("").to_string(),
                 };
                 tracing::debug!(ro_paths = %hello["ro_paths"], "sandbox worker hello");
             }
             procs.push(Mutex::new(Some(w)));
         }
-        if !layers.seccomp {
-            return Err(Error::Unsupported("seccomp".into()));
+        let refused = if !layers.seccomp {
+            Some(Error::Unsupported("seccomp".into()))
+        } else {
+            match layers.missing() {
+                Some(missing) if !cfg.allow_weak => Some(Error::Weak(missing)),
+                Some(missing) => {
+                    tracing::warn!("sandbox: {missing}; running anyway (--allow-weak-sandbox)");
+                    None
+                }
+                None => None,
+            }
+        };
+        if let Some(e) = refused {
+            for w in procs.into_iter().filter_map(|p| p.into_inner().unwrap_or_else(|e| e.into_inner())) {
+                w.shutdown();
+            }
+            let _ = std::fs::remove_dir_all(&scratch_root);
+            return Err(e);
         }
         tracing::info!(jobs, worker = %worker_path.display(), "sandbox layers: {layers}");
         Ok(Sandbox { inner: Arc::new(Inner { cfg, worker_path, scratch_root, slots: procs, next: AtomicUsize::new(0), generation, layers }) })
