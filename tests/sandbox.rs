@@ -415,18 +415,53 @@ fn a_weak_sandbox_is_refused_unless_allowed() {
     match Sandbox::new(cfg(true, true, false)) {
         Ok(full) => {
             let line = full.layers().to_string();
-            assert!(line.contains("landlock=on") && line.contains("namespaces=net+ipc+uts"), "{line}");
+            assert!(line.contains("landlock=on") && line.contains("namespaces=net+ipc+uts+mnt") && line.contains("read-only root"), "{line}");
             assert_eq!(full.layers().missing(), None);
         }
         // a host without every layer (CI machines have them all)
         Err(e) => assert!(e.to_string().contains("--allow-weak-sandbox"), "{e}"),
     }
-    for (landlock, netns, what) in [(false, true, "landlock is off"), (true, false, "no network, IPC and UTS namespaces (off)")] {
+    for (landlock, netns, what) in [(false, true, "landlock is off"), (true, false, "no network, IPC, UTS and mount namespaces (off)")] {
         let err = Sandbox::new(cfg(landlock, netns, false)).err().expect("refused").to_string();
         assert!(err.contains(what) && err.contains("--allow-weak-sandbox"), "{err}");
         let weak = Sandbox::new(cfg(landlock, netns, true)).expect("allowed");
         assert_eq!(weak.layers().missing().as_deref(), Some(what));
     }
+}
+
+/// The workers' file-system view: their own `/tmp` and `/dev/shm` (a host file there is not
+/// seen), the rest read-only. Landlock is off here so that only the mount namespace hides them.
+#[test]
+fn workers_see_a_private_tmp() {
+    let host = tempfile::Builder::new().prefix("spade-sandbox-hostfile").tempfile_in("/tmp").unwrap();
+    std::fs::write(host.path(), "HOST-SECRET").unwrap();
+    let shm = std::path::Path::new("/dev/shm").join(format!("spade-sandbox-shm-{}", std::process::id()));
+    let _ = std::fs::write(&shm, "x");
+    let sb = Sandbox::new(SandboxConfig {
+        jobs: 1,
+        limits: test_limits(),
+        worker: Some(worker()),
+        landlock: false,
+        allow_weak: true,
+        ..Default::default()
+    })
+    .unwrap();
+    if !sb.layers().namespaces.contains("read-only root") {
+        eprintln!("no private view on this host: {}", sb.layers().namespaces);
+        return;
+    }
+    let code = format!(
+        "import os\nclass PeekEnv:\n    def reset(self, seed=None):\n        seen = sorted(os.listdir('/tmp')) + sorted(os.listdir('/dev/shm'))\n        try:\n            seen.append(open({:?}).read())\n        except OSError as e:\n            seen.append(type(e).__name__)\n        return repr(seen), {{}}\n    def step(self, action):\n        return 'x', 0.0, True, False, {{}}\n",
+        host.path().display().to_string()
+    );
+    let mut ep = sb.start().unwrap();
+    ep.load(&code, None).unwrap();
+    let seen = ep.reset(0).unwrap().observation;
+    ep.close();
+    let _ = std::fs::remove_file(&shm);
+    let name = host.path().file_name().unwrap().to_string_lossy().to_string();
+    assert!(!seen.contains(&name) && !seen.contains("HOST-SECRET") && !seen.contains("spade-sandbox-shm"), "{seen}");
+    assert!(seen.contains("FileNotFoundError"), "{seen}");
 }
 
 #[test]

@@ -368,25 +368,113 @@ fn apply_seccomp(deny_writes: bool) -> Result<(), String> {
     Ok(())
 }
 
-/// Put the calling process (the worker, before Python starts) in fresh network, IPC and UTS
-/// namespaces (no network but loopback, its own System V names and hostname), directly or
-/// inside a user namespace. Returns what it did: `net+ipc+uts (unshare)`, `… (userns)`, or
-/// `unavailable (…)`.
-pub fn enter_namespaces() -> String {
-    const WHICH: libc::c_int = libc::CLONE_NEWNET | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
+/// Put the calling process (the worker, before Python starts) in fresh network, IPC, UTS and
+/// mount namespaces (no network but loopback, its own System V names and hostname), directly or
+/// inside a user namespace, and give it a private view of the file system: everything read-only,
+/// fresh `/tmp`, `/var/tmp` and `/dev/shm`, and `scratch_root` writable. Returns what it did, e.g.
+/// `net+ipc+uts+mnt (unshare; read-only root, private /tmp)`, or `unavailable (…)`.
+pub fn enter_namespaces(scratch_root: &str) -> String {
+    const WHICH: libc::c_int = libc::CLONE_NEWNET | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS | libc::CLONE_NEWNS;
     // SAFETY: unshare on the single-threaded worker at start-up.
-    if unsafe { libc::unshare(WHICH) } == 0 {
-        return "net+ipc+uts (unshare)".into();
-    }
-    let first = errno();
-    // SAFETY: as above.
-    let uid = unsafe { libc::getuid() };
-    let gid = unsafe { libc::getgid() };
-    if unsafe { libc::unshare(libc::CLONE_NEWUSER | WHICH) } == 0 {
+    let how = if unsafe { libc::unshare(WHICH) } == 0 {
+        "unshare"
+    } else {
+        let first = errno();
+        // SAFETY: as above.
+        let uid = unsafe { libc::getuid() };
+        let gid = unsafe { libc::getgid() };
+        if unsafe { libc::unshare(libc::CLONE_NEWUSER | WHICH) } != 0 {
+            return format!("unavailable ({first})");
+        }
         let _ = std::fs::write("/proc/self/setgroups", "deny");
         let _ = std::fs::write("/proc/self/uid_map", format!("{uid} {uid} 1"));
         let _ = std::fs::write("/proc/self/gid_map", format!("{gid} {gid} 1"));
-        return "net+ipc+uts (userns)".into();
+        "userns"
+    };
+    let view = match private_view(std::path::Path::new(scratch_root)) {
+        Ok(()) => "read-only root, private /tmp".to_string(),
+        Err(e) => format!("no private view: {e}"),
+    };
+    format!("net+ipc+uts+mnt ({how}; {view})")
+}
+
+/// `struct mount_attr` of mount_setattr(2).
+#[repr(C)]
+struct MountAttr {
+    attr_set: u64,
+    attr_clr: u64,
+    propagation: u64,
+    userns_fd: u64,
+}
+
+fn cstr(p: &std::path::Path) -> std::io::Result<std::ffi::CString> {
+    use std::os::unix::ffi::OsStrExt;
+    std::ffi::CString::new(p.as_os_str().as_bytes()).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))
+}
+
+fn mount(src: Option<&str>, target: &std::path::Path, fstype: Option<&str>, flags: libc::c_ulong, data: Option<&str>) -> std::io::Result<()> {
+    let c = |s: Option<&str>| s.map(|s| std::ffi::CString::new(s).expect("no NUL"));
+    let (src, fstype, data) = (c(src), c(fstype), c(data));
+    let target = cstr(target)?;
+    let ptr = |s: &Option<std::ffi::CString>| s.as_ref().map_or(std::ptr::null(), |s| s.as_ptr());
+    // SAFETY: NUL-terminated strings or null, as mount(2) takes them.
+    let r = unsafe { libc::mount(ptr(&src), target.as_ptr(), ptr(&fstype), flags, ptr(&data).cast()) };
+    if r != 0 {
+        return Err(errno());
     }
-    format!("unavailable ({first})")
+    Ok(())
+}
+
+/// Set or clear read-only on the mount at `path` (and, with `recursive`, every mount below it).
+fn set_readonly(path: &std::path::Path, readonly: bool, recursive: bool) -> std::io::Result<()> {
+    const MOUNT_ATTR_RDONLY: u64 = 0x1;
+    let attr = MountAttr {
+        attr_set: if readonly { MOUNT_ATTR_RDONLY } else { 0 },
+        attr_clr: if readonly { 0 } else { MOUNT_ATTR_RDONLY },
+        propagation: 0,
+        userns_fd: 0,
+    };
+    let p = cstr(path)?;
+    let flags = if recursive { libc::AT_RECURSIVE } else { 0 };
+    // SAFETY: a valid path and a mount_attr of the size passed.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            libc::AT_FDCWD,
+            p.as_ptr(),
+            flags as libc::c_uint,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    };
+    if r != 0 {
+        return Err(errno());
+    }
+    Ok(())
+}
+
+/// In a fresh mount namespace: no propagation to the host, fresh temp folders, the rest read-only
+/// but the scratch root.
+fn private_view(scratch_root: &std::path::Path) -> std::io::Result<()> {
+    use std::path::Path;
+    mount(None, Path::new("/"), None, libc::MS_REC | libc::MS_PRIVATE, None)?;
+    let temps: Vec<&Path> = ["/tmp", "/var/tmp", "/dev/shm"].iter().map(Path::new).filter(|p| p.is_dir()).collect();
+    for t in &temps {
+        mount(Some("tmpfs"), t, Some("tmpfs"), libc::MS_NOSUID | libc::MS_NODEV, Some("size=1g,mode=1777"))?;
+    }
+    // the scratch root: in a fresh temp folder, or a bind of itself
+    let in_temp = temps.iter().any(|t| scratch_root.starts_with(t));
+    std::fs::create_dir_all(scratch_root)?;
+    if !in_temp {
+        mount(scratch_root.to_str(), scratch_root, None, libc::MS_BIND | libc::MS_REC, None)?;
+    }
+    set_readonly(Path::new("/"), true, true)?;
+    let writable: Vec<&Path> = if in_temp { temps.clone() } else { temps.iter().copied().chain([scratch_root]).collect() };
+    for w in writable {
+        if let Err(e) = set_readonly(w, false, false) {
+            let _ = set_readonly(Path::new("/"), false, true);
+            return Err(e);
+        }
+    }
+    Ok(())
 }

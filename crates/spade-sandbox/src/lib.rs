@@ -9,8 +9,9 @@
 //! scheduling of other processes; no sockets made, bound or connected; no System V or POSIX
 //! message IPC; no change to any file's metadata, …), then loads the environment and serves calls as JSON
 //! lines over a socket of its own. Its stdout/stderr go to a capped pipe. Wall-clock deadlines
-//! are enforced from here with SIGKILL. Workers live in fresh network, IPC and UTS namespaces when the host
-//! allows it.
+//! are enforced from here with SIGKILL. Workers live in fresh network, IPC, UTS and mount namespaces
+//! (everything read-only but their scratch folders; fresh `/tmp`, `/var/tmp`, `/dev/shm`) when the
+//! host allows it.
 //!
 //! ```no_run
 //! use spade_sandbox::{Sandbox, SandboxConfig};
@@ -157,7 +158,8 @@ pub struct SandboxConfig {
     pub scratch_root: Option<PathBuf>,
     /// Use landlock when the kernel has it.
     pub landlock: bool,
-    /// Put workers in fresh network, IPC and UTS namespaces when possible.
+    /// Put workers in fresh network, IPC, UTS and mount namespaces (a read-only view with private
+    /// temp folders) when possible.
     pub netns: bool,
     /// Run even where a layer is missing (landlock, the namespaces); otherwise [`Sandbox::new`]
     /// refuses with [`Error::Weak`]. Default: the environment variable [`ALLOW_WEAK_ENV`] is set
@@ -183,7 +185,8 @@ pub struct Layers {
     /// Whether children use landlock (ABI > 0 and enabled). Without it, seccomp forbids all
     /// file creation and modification instead.
     pub landlock: bool,
-    /// The workers' namespaces: `net+ipc+uts (unshare)`, `… (userns)`, `off` or `unavailable (…)`.
+    /// The workers' namespaces and file-system view: `net+ipc+uts+mnt (unshare; read-only root,
+    /// private /tmp)`, `… (userns; …)`, `off` or `unavailable (…)`.
     pub namespaces: String,
     pub python: String,
 }
@@ -196,7 +199,9 @@ impl Layers {
             gone.push(if self.landlock_abi > 0 { "landlock is off".to_string() } else { "the kernel has no landlock".to_string() });
         }
         if !self.namespaces.starts_with("net+") {
-            gone.push(format!("no network, IPC and UTS namespaces ({})", self.namespaces));
+            gone.push(format!("no network, IPC, UTS and mount namespaces ({})", self.namespaces));
+        } else if !self.namespaces.contains("read-only root") {
+            gone.push(format!("no read-only, private file-system view ({})", self.namespaces));
         }
         (!gone.is_empty()).then(|| gone.join(" and "))
     }

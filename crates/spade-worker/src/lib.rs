@@ -53,7 +53,7 @@ pub fn main() -> i32 {
         eprintln!("spade-sandbox-worker: needs --ctrl-fd and --scratch-root (it is started by spade stages)");
         return 2;
     };
-    let netns = if netns == "off" { "off".to_string() } else { harden::enter_namespaces() };
+    let netns = if netns == "off" { "off".to_string() } else { harden::enter_namespaces(&scratch_root) };
     let hello = serde_json::json!({
         "scratch_root": scratch_root,
         "layers": {
