@@ -464,6 +464,25 @@ fn workers_see_a_private_tmp() {
     assert!(seen.contains("FileNotFoundError"), "{seen}");
 }
 
+/// What the worker's Python reads stays readable when it lives under `/tmp` (a clone, a venv or
+/// `PYTHONPATH` there), though the workers' `/tmp` is their own.
+#[test]
+fn python_paths_under_tmp_stay_importable() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::Builder::new().prefix("spade-sandbox-site").tempdir_in("/tmp").unwrap();
+    std::fs::write(dir.path().join("spade_tmp_module.py"), "VALUE = 'from-tmp-4711'\n").unwrap();
+    let launcher = dir.path().join("worker.sh");
+    std::fs::write(&launcher, format!("#!/bin/sh\nPYTHONPATH={}\nexport PYTHONPATH\nexec {} \"$@\"\n", dir.path().display(), worker().display()))
+        .unwrap();
+    std::fs::set_permissions(&launcher, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let sb = Sandbox::new(SandboxConfig { jobs: 1, limits: test_limits(), worker: Some(launcher), allow_weak: true, ..Default::default() }).unwrap();
+    let code = "import spade_tmp_module\nclass ImportEnv:\n    def reset(self, seed=None):\n        return spade_tmp_module.VALUE, {}\n    def step(self, action):\n        return 'x', 0.0, True, False, {}\n";
+    let mut ep = sb.start().unwrap();
+    ep.load(code, None).unwrap_or_else(|e| panic!("{e} ({})", sb.layers()));
+    assert_eq!(ep.reset(0).unwrap().observation, "from-tmp-4711");
+    ep.close();
+}
+
 #[test]
 fn sandbox_without_landlock_or_netns_still_confines() {
     // The mandatory layers alone (as on hosts without landlock or namespaces).

@@ -369,33 +369,27 @@ fn apply_seccomp(deny_writes: bool) -> Result<(), String> {
 }
 
 /// Put the calling process (the worker, before Python starts) in fresh network, IPC, UTS and
-/// mount namespaces (no network but loopback, its own System V names and hostname), directly or
-/// inside a user namespace, and give it a private view of the file system: everything read-only,
-/// fresh `/tmp`, `/var/tmp` and `/dev/shm`, and `scratch_root` writable. Returns what it did, e.g.
-/// `net+ipc+uts+mnt (unshare; read-only root, private /tmp)`, or `unavailable (…)`.
-pub fn enter_namespaces(scratch_root: &str) -> String {
+/// mount namespaces (no network but loopback, its own System V names and hostname, mounts of its
+/// own), directly or inside a user namespace. Returns what it did: `net+ipc+uts+mnt (unshare)`,
+/// `… (userns)`, or `unavailable (…)`. The file-system view is [`private_view`]'s, once the
+/// worker knows which paths its Python needs.
+pub fn enter_namespaces() -> String {
     const WHICH: libc::c_int = libc::CLONE_NEWNET | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS | libc::CLONE_NEWNS;
     // SAFETY: unshare on the single-threaded worker at start-up.
-    let how = if unsafe { libc::unshare(WHICH) } == 0 {
-        "unshare"
-    } else {
-        let first = errno();
-        // SAFETY: as above.
-        let uid = unsafe { libc::getuid() };
-        let gid = unsafe { libc::getgid() };
-        if unsafe { libc::unshare(libc::CLONE_NEWUSER | WHICH) } != 0 {
-            return format!("unavailable ({first})");
-        }
-        let _ = std::fs::write("/proc/self/setgroups", "deny");
-        let _ = std::fs::write("/proc/self/uid_map", format!("{uid} {uid} 1"));
-        let _ = std::fs::write("/proc/self/gid_map", format!("{gid} {gid} 1"));
-        "userns"
-    };
-    let view = match private_view(std::path::Path::new(scratch_root)) {
-        Ok(()) => "read-only root, private /tmp".to_string(),
-        Err(e) => format!("no private view: {e}"),
-    };
-    format!("net+ipc+uts+mnt ({how}; {view})")
+    if unsafe { libc::unshare(WHICH) } == 0 {
+        return "net+ipc+uts+mnt (unshare)".into();
+    }
+    let first = errno();
+    // SAFETY: as above.
+    let uid = unsafe { libc::getuid() };
+    let gid = unsafe { libc::getgid() };
+    if unsafe { libc::unshare(libc::CLONE_NEWUSER | WHICH) } != 0 {
+        return format!("unavailable ({first})");
+    }
+    let _ = std::fs::write("/proc/self/setgroups", "deny");
+    let _ = std::fs::write("/proc/self/uid_map", format!("{uid} {uid} 1"));
+    let _ = std::fs::write("/proc/self/gid_map", format!("{gid} {gid} 1"));
+    "net+ipc+uts+mnt (userns)".into()
 }
 
 /// `struct mount_attr` of mount_setattr(2).
@@ -453,14 +447,59 @@ fn set_readonly(path: &std::path::Path, readonly: bool, recursive: bool) -> std:
     Ok(())
 }
 
-/// In a fresh mount namespace: no propagation to the host, fresh temp folders, the rest read-only
-/// but the scratch root.
-fn private_view(scratch_root: &std::path::Path) -> std::io::Result<()> {
-    use std::path::Path;
+/// The worker's view of the file system, in its own mount namespace ([`enter_namespaces`]): no
+/// propagation to the host, fresh tmpfs `/tmp`, `/var/tmp` and `/dev/shm`, everything else
+/// read-only but `scratch_root`. Paths in `keep` (what the worker's Python reads: its `sys.path`,
+/// prefixes) that lie under those temp folders are carried over, read-only.
+pub fn private_view(scratch_root: &std::path::Path, keep: &[String]) -> std::io::Result<()> {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    use std::path::{Path, PathBuf};
     mount(None, Path::new("/"), None, libc::MS_REC | libc::MS_PRIVATE, None)?;
     let temps: Vec<&Path> = ["/tmp", "/var/tmp", "/dev/shm"].iter().map(Path::new).filter(|p| p.is_dir()).collect();
+    // what to carry over: existing paths under a temp folder, outermost only
+    let mut carry: Vec<PathBuf> =
+        keep.iter().map(PathBuf::from).filter(|p| p.exists() && temps.iter().any(|t| p.starts_with(t) && p.as_path() != *t)).collect();
+    carry.sort();
+    carry.dedup();
+    let carry: Vec<PathBuf> = carry.iter().filter(|p| !carry.iter().any(|q| q != *p && p.starts_with(q))).cloned().collect();
+    let mut trees = Vec::new();
+    for p in &carry {
+        const OPEN_TREE_CLONE: libc::c_uint = 1;
+        let c = cstr(p)?;
+        // SAFETY: open_tree(2) with a valid path; the returned descriptor is owned below.
+        let fd = unsafe {
+            libc::syscall(
+                libc::SYS_open_tree,
+                libc::AT_FDCWD,
+                c.as_ptr(),
+                OPEN_TREE_CLONE | libc::O_CLOEXEC as libc::c_uint | libc::AT_RECURSIVE as libc::c_uint,
+            )
+        };
+        if fd < 0 {
+            return Err(errno());
+        }
+        // SAFETY: a fresh descriptor from open_tree.
+        trees.push((p, p.is_dir(), unsafe { OwnedFd::from_raw_fd(fd as i32) }));
+    }
     for t in &temps {
         mount(Some("tmpfs"), t, Some("tmpfs"), libc::MS_NOSUID | libc::MS_NODEV, Some("size=1g,mode=1777"))?;
+    }
+    for (p, dir, fd) in &trees {
+        const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x4;
+        if *dir {
+            std::fs::create_dir_all(p)?;
+        } else {
+            std::fs::create_dir_all(p.parent().unwrap_or(Path::new("/")))?;
+            std::fs::write(p, b"")?;
+        }
+        let c = cstr(p)?;
+        let empty = std::ffi::CString::new("").expect("no NUL");
+        use std::os::fd::AsRawFd;
+        // SAFETY: move_mount(2) of a detached tree onto a folder just made.
+        let r = unsafe { libc::syscall(libc::SYS_move_mount, fd.as_raw_fd(), empty.as_ptr(), libc::AT_FDCWD, c.as_ptr(), MOVE_MOUNT_F_EMPTY_PATH) };
+        if r != 0 {
+            return Err(errno());
+        }
     }
     // the scratch root: in a fresh temp folder, or a bind of itself
     let in_temp = temps.iter().any(|t| scratch_root.starts_with(t));

@@ -539,10 +539,15 @@ def _ro_paths():
     return sorted(paths)
 
 
-def worker_main(ctrl_fd, harden, hello_json):
+def worker_main(ctrl_fd, harden, hello_json, private_view):
     hello = json.loads(hello_json)
     ro_paths = _ro_paths()
     hello["ro_paths"] = ro_paths
+    ns = hello["layers"]["netns"]
+    if "+mnt (" in ns:
+        # the file-system view, keeping (read-only) what this Python reads
+        view = private_view(hello["scratch_root"], ro_paths)
+        hello["layers"]["netns"] = ns[:-1] + "; " + view + ")"
     hello["python"] = sys.version.split()[0]
     ctrl = socket.socket(fileno=ctrl_fd)
     # Keep the preloaded heap out of the collector's reach so children do not dirty

@@ -18,6 +18,16 @@ use spade_sandbox::harden::{self, ChildConfig};
 
 const DRIVER: &str = include_str!("driver.py");
 
+/// The worker's file-system view ([`harden::private_view`]), once Python knows what it reads;
+/// returns how it went, for the layers line.
+#[pyfunction]
+fn spade_private_view(scratch_root: &str, keep: Vec<String>) -> String {
+    match harden::private_view(std::path::Path::new(scratch_root), &keep) {
+        Ok(()) => "read-only root, private /tmp".to_string(),
+        Err(e) => format!("no private view: {e}"),
+    }
+}
+
 #[pyfunction]
 fn spade_harden(cfg: &str) -> PyResult<String> {
     let cfg: ChildConfig = serde_json::from_str(cfg).map_err(|e| PyRuntimeError::new_err(format!("bad child config: {e}")))?;
@@ -53,7 +63,7 @@ pub fn main() -> i32 {
         eprintln!("spade-sandbox-worker: needs --ctrl-fd and --scratch-root (it is started by spade stages)");
         return 2;
     };
-    let netns = if netns == "off" { "off".to_string() } else { harden::enter_namespaces(&scratch_root) };
+    let netns = if netns == "off" { "off".to_string() } else { harden::enter_namespaces() };
     let hello = serde_json::json!({
         "scratch_root": scratch_root,
         "layers": {
@@ -69,7 +79,8 @@ pub fn main() -> i32 {
         let code = CString::new(DRIVER).expect("driver has no NUL");
         let module = PyModule::from_code(py, &code, c"spade_driver.py", c"spade_driver")?;
         let harden_fn = wrap_pyfunction!(spade_harden, py)?;
-        module.getattr("worker_main")?.call1((ctrl_fd, harden_fn, hello.to_string()))?;
+        let view_fn = wrap_pyfunction!(spade_private_view, py)?;
+        module.getattr("worker_main")?.call1((ctrl_fd, harden_fn, hello.to_string(), view_fn))?;
         Ok(())
     });
     match res {
