@@ -279,7 +279,7 @@ pub struct Verdict {
     pub solver: Option<Box<SolverStats>>,
     /// The first `reset` (fixed seed 0) of a candidate that got that far: what the agent is shown first.
     #[serde(skip)]
-    pub first: Option<crate::ResetOut>,
+    pub first: Option<Box<crate::ResetOut>>,
 }
 
 impl Verdict {
@@ -917,7 +917,7 @@ fn check_once(sb: &Sandbox, c: &Candidate, cfg: &CheckConfig) -> Verdict {
         class_name: Some(info.class_name.clone()),
         probe: played.stats.clone(),
         solver: None,
-        first: Some(first.clone()),
+        first: Some(Box::new(first.clone())),
     };
     // determinism: replay the first episodes in a separate fork
     let k = cfg.replay_episodes.min(actions.len());
