@@ -399,20 +399,16 @@ fn adversarial_suite() {
     let _ = leftovers;
 }
 
+/// One worker with the test limits and the layers chosen.
+fn layered(landlock: bool, netns: bool, allow_weak: bool) -> SandboxConfig {
+    SandboxConfig { jobs: 1, limits: test_limits(), worker: Some(worker()), landlock, netns, allow_weak, ..Default::default() }
+}
+
 /// Where a layer is missing the sandbox refuses to run untrusted code unless told it may; the
 /// layers line says what is in force.
 #[test]
 fn a_weak_sandbox_is_refused_unless_allowed() {
-    let cfg = |landlock, netns, allow_weak| SandboxConfig {
-        jobs: 1,
-        limits: test_limits(),
-        worker: Some(worker()),
-        landlock,
-        netns,
-        allow_weak,
-        ..Default::default()
-    };
-    match Sandbox::new(cfg(true, true, false)) {
+    match Sandbox::new(layered(true, true, false)) {
         Ok(full) => {
             let line = full.layers().to_string();
             assert!(line.contains("landlock=on") && line.contains("namespaces=net+ipc+uts+mnt") && line.contains("read-only root"), "{line}");
@@ -422,9 +418,9 @@ fn a_weak_sandbox_is_refused_unless_allowed() {
         Err(e) => assert!(e.to_string().contains("--allow-weak-sandbox"), "{e}"),
     }
     for (landlock, netns, what) in [(false, true, "landlock is off"), (true, false, "no network, IPC, UTS and mount namespaces (off)")] {
-        let err = Sandbox::new(cfg(landlock, netns, false)).err().expect("refused").to_string();
+        let err = Sandbox::new(layered(landlock, netns, false)).err().expect("refused").to_string();
         assert!(err.contains(what) && err.contains("--allow-weak-sandbox"), "{err}");
-        let weak = Sandbox::new(cfg(landlock, netns, true)).expect("allowed");
+        let weak = Sandbox::new(layered(landlock, netns, true)).expect("allowed");
         assert_eq!(weak.layers().missing().as_deref(), Some(what));
     }
 }
@@ -437,15 +433,7 @@ fn workers_see_a_private_tmp() {
     std::fs::write(host.path(), "HOST-SECRET").unwrap();
     let shm = std::path::Path::new("/dev/shm").join(format!("spade-sandbox-shm-{}", std::process::id()));
     let _ = std::fs::write(&shm, "x");
-    let sb = Sandbox::new(SandboxConfig {
-        jobs: 1,
-        limits: test_limits(),
-        worker: Some(worker()),
-        landlock: false,
-        allow_weak: true,
-        ..Default::default()
-    })
-    .unwrap();
+    let sb = Sandbox::new(layered(false, true, true)).unwrap();
     if !sb.layers().namespaces.contains("read-only root") {
         eprintln!("no private view on this host: {}", sb.layers().namespaces);
         return;
@@ -486,16 +474,7 @@ fn python_paths_under_tmp_stay_importable() {
 #[test]
 fn sandbox_without_landlock_or_netns_still_confines() {
     // The mandatory layers alone (as on hosts without landlock or namespaces).
-    let sb = Sandbox::new(SandboxConfig {
-        jobs: 1,
-        limits: test_limits(),
-        worker: Some(worker()),
-        landlock: false,
-        netns: false,
-        allow_weak: true,
-        ..Default::default()
-    })
-    .unwrap();
+    let sb = Sandbox::new(layered(false, false, true)).unwrap();
     assert!(!sb.layers().landlock);
     let before = canaries();
     for (name, want) in [

@@ -249,34 +249,10 @@ fn apply_seccomp(deny_writes: bool) -> Result<(), String> {
         libc::SYS_vhangup,
         libc::SYS_setpgid,
         libc::SYS_setsid,
-    ];
-    for &nr in always {
-        deny.push((nr, vec![]));
-    }
-    #[cfg(target_arch = "x86_64")]
-    for nr in [libc::SYS_fork, libc::SYS_vfork, libc::SYS_iopl, libc::SYS_ioperm, libc::SYS_uselib, libc::SYS_mknod] {
-        deny.push((nr, vec![]));
-    }
-    // new processes: only threads (CLONE_THREAD set) may be cloned
-    deny.push((libc::SYS_clone, vec![cond(0, MaskedEq(libc::CLONE_THREAD as u64), 0)]));
-    // signals: only to itself
-    for nr in [libc::SYS_kill, libc::SYS_tkill, libc::SYS_tgkill, libc::SYS_rt_sigqueueinfo, libc::SYS_rt_tgsigqueueinfo] {
-        deny.push((nr, vec![cond(0, Ne, me)]));
-    }
-    // other processes' limits and scheduling: only its own (pid 0 or its pid)
-    for (nr, arg) in [
-        (libc::SYS_prlimit64, 0),
-        (libc::SYS_setpriority, 1),
-        (libc::SYS_sched_setaffinity, 0),
-        (libc::SYS_sched_setparam, 0),
-        (libc::SYS_sched_setscheduler, 0),
-        (libc::SYS_sched_setattr, 0),
-    ] {
-        deny.push((nr, vec![not_in(arg, &[0, me])]));
-    }
-    // sockets: none made, bound or connected (the episode's channel is inherited), so no host
-    // daemon behind a socket file, no abstract name another episode can find, no network
-    for nr in [
+        libc::SYS_ioprio_set,
+        libc::SYS_process_mrelease,
+        // sockets: none made, bound or connected (the episode's channel is inherited), so no host
+        // daemon behind a socket file, no abstract name another episode can find, no network
         libc::SYS_socket,
         libc::SYS_socketpair,
         libc::SYS_bind,
@@ -284,13 +260,7 @@ fn apply_seccomp(deny_writes: bool) -> Result<(), String> {
         libc::SYS_listen,
         libc::SYS_accept,
         libc::SYS_accept4,
-        libc::SYS_ioprio_set,
-        libc::SYS_process_mrelease,
-    ] {
-        deny.push((nr, vec![]));
-    }
-    // System V and POSIX message IPC: names shared by every process of the IPC namespace
-    for nr in [
+        // System V and POSIX message IPC: names shared by every process of the IPC namespace
         libc::SYS_shmget,
         libc::SYS_shmat,
         libc::SYS_shmdt,
@@ -309,11 +279,7 @@ fn apply_seccomp(deny_writes: bool) -> Result<(), String> {
         libc::SYS_mq_timedreceive,
         libc::SYS_mq_notify,
         libc::SYS_mq_getsetattr,
-    ] {
-        deny.push((nr, vec![]));
-    }
-    // file metadata, anywhere (landlock has no right for it): mode, owner, times, attributes
-    for nr in [
+        // file metadata, anywhere (landlock has no right for it): mode, owner, times, attributes
         libc::SYS_fchmod,
         libc::SYS_fchmodat,
         libc::SYS_fchmodat2,
@@ -329,12 +295,44 @@ fn apply_seccomp(deny_writes: bool) -> Result<(), String> {
         SYS_SETXATTRAT,
         SYS_REMOVEXATTRAT,
         SYS_FILE_SETATTR,
-    ] {
+    ];
+    for &nr in always {
         deny.push((nr, vec![]));
     }
     #[cfg(target_arch = "x86_64")]
-    for nr in [libc::SYS_chmod, libc::SYS_chown, libc::SYS_lchown, libc::SYS_utime, libc::SYS_utimes, libc::SYS_futimesat] {
+    for nr in [
+        libc::SYS_fork,
+        libc::SYS_vfork,
+        libc::SYS_iopl,
+        libc::SYS_ioperm,
+        libc::SYS_uselib,
+        libc::SYS_mknod,
+        // the metadata calls x86_64 has besides the *at ones
+        libc::SYS_chmod,
+        libc::SYS_chown,
+        libc::SYS_lchown,
+        libc::SYS_utime,
+        libc::SYS_utimes,
+        libc::SYS_futimesat,
+    ] {
         deny.push((nr, vec![]));
+    }
+    // new processes: only threads (CLONE_THREAD set) may be cloned
+    deny.push((libc::SYS_clone, vec![cond(0, MaskedEq(libc::CLONE_THREAD as u64), 0)]));
+    // signals: only to itself
+    for nr in [libc::SYS_kill, libc::SYS_tkill, libc::SYS_tgkill, libc::SYS_rt_sigqueueinfo, libc::SYS_rt_tgsigqueueinfo] {
+        deny.push((nr, vec![cond(0, Ne, me)]));
+    }
+    // other processes' limits and scheduling: only its own (pid 0 or its pid)
+    for (nr, arg) in [
+        (libc::SYS_prlimit64, 0),
+        (libc::SYS_setpriority, 1),
+        (libc::SYS_sched_setaffinity, 0),
+        (libc::SYS_sched_setparam, 0),
+        (libc::SYS_sched_setscheduler, 0),
+        (libc::SYS_sched_setattr, 0),
+    ] {
+        deny.push((nr, vec![not_in(arg, &[0, me])]));
     }
     if deny_writes {
         // No landlock: forbid creating, modifying or removing files anywhere (already-open

@@ -919,6 +919,20 @@ fn check_once(sb: &Sandbox, c: &Candidate, cfg: &CheckConfig) -> Verdict {
         solver: None,
         first: Some(Box::new(first.clone())),
     };
+    // a later check's reject keeps what the probes found
+    let failed = |stage: Stage, why: String, verdict: &Verdict| {
+        let mut v = Verdict::fail(stage, Status::Ok, why);
+        v.class_name = verdict.class_name.clone();
+        v.probe = verdict.probe.clone();
+        v
+    };
+    // a call that failed inside a later check: at most that check's validity
+    let during = |mut v: Verdict, stage: Stage, check: &str, verdict: &Verdict| {
+        v.error = format!("during the {check} check: {}", v.error);
+        v.validity = stage.validity().min(v.validity);
+        v.class_name = verdict.class_name.clone();
+        v
+    };
     // determinism: replay the first episodes in a separate fork
     let k = cfg.replay_episodes.min(actions.len());
     let replay = sb.start().and_then(|mut b| {
@@ -932,14 +946,11 @@ fn check_once(sb: &Sandbox, c: &Candidate, cfg: &CheckConfig) -> Verdict {
             let n = p.transcript.len();
             if played.transcript[..n.min(played.transcript.len())] != p.transcript[..] {
                 let at = played.transcript.iter().zip(&p.transcript).position(|(x, y)| x != y).unwrap_or(0);
-                let mut v = Verdict::fail(
+                return failed(
                     Stage::Determinism,
-                    Status::Ok,
                     format!("same seeds and actions gave a different transcript in a separate fork (call {at})"),
+                    &verdict,
                 );
-                v.class_name = verdict.class_name.clone();
-                v.probe = verdict.probe.clone();
-                return v;
             }
         }
         Ok(Err(v)) => {
@@ -953,21 +964,10 @@ fn check_once(sb: &Sandbox, c: &Candidate, cfg: &CheckConfig) -> Verdict {
             return v;
         }
     }
-    let failed = |stage: Stage, why: String, verdict: &Verdict| {
-        let mut v = Verdict::fail(stage, Status::Ok, why);
-        v.class_name = verdict.class_name.clone();
-        v.probe = verdict.probe.clone();
-        v
-    };
     match trivial_win(&mut a, c.setting, cfg) {
         Ok(None) => {}
         Ok(Some(why)) => return failed(Stage::Trivial, why, &verdict),
-        Err(mut v) => {
-            v.error = format!("during the trivial-win check: {}", v.error);
-            v.validity = Stage::Trivial.validity().min(v.validity);
-            v.class_name = verdict.class_name.clone();
-            return v;
-        }
+        Err(v) => return during(v, Stage::Trivial, "trivial-win", &verdict),
     }
     if let Some(hint) = &c.hint {
         if let Some((seed, how)) = played.first_observations.iter().find_map(|(seed, text)| hint_shown(hint, text).map(|how| (*seed, how))) {
@@ -975,18 +975,8 @@ fn check_once(sb: &Sandbox, c: &Candidate, cfg: &CheckConfig) -> Verdict {
         }
         match hint_leak(&mut a, hint, c.setting, &verdict.probe, cfg) {
             Ok(None) => {}
-            Ok(Some(why)) => {
-                let mut v = Verdict::fail(Stage::HintLeak, Status::Ok, why);
-                v.class_name = verdict.class_name.clone();
-                v.probe = verdict.probe.clone();
-                return v;
-            }
-            Err(mut v) => {
-                v.error = format!("during the hint check: {}", v.error);
-                v.validity = Stage::HintLeak.validity().min(v.validity);
-                v.class_name = verdict.class_name.clone();
-                return v;
-            }
+            Ok(Some(why)) => return failed(Stage::HintLeak, why, &verdict),
+            Err(v) => return during(v, Stage::HintLeak, "hint", &verdict),
         }
     }
     a.close();
@@ -1006,9 +996,7 @@ fn check_once(sb: &Sandbox, c: &Candidate, cfg: &CheckConfig) -> Verdict {
             Some(_) => None,
         };
         if let Some(why) = why {
-            let mut v = Verdict::fail(Stage::Solver, Status::Ok, why);
-            v.class_name = verdict.class_name.clone();
-            v.probe = verdict.probe.clone();
+            let mut v = failed(Stage::Solver, why, &verdict);
             v.solver = verdict.solver.clone();
             return v;
         }
