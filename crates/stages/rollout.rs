@@ -173,10 +173,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     if !(args.call_timeout > 0.0) {
         bail!("--call-timeout must be positive");
     }
-    let templates = match &args.prompts {
-        Some(d) => Templates::from_dir(d)?,
-        None => Templates::default(),
-    };
+    let templates = Templates::from_dir_or_builtin(args.prompts.as_deref())?;
 
     // The active pool, then this shard's slice of it.
     let new = spade::envs::read_envs(&args.envs)?;

@@ -120,10 +120,7 @@ struct Args {
 /// leaves less than `reply` tokens of the agent's context.
 fn first_prompts_fit(path: &Path, prompts: Option<&Path>, reply: usize, cands: &[Candidate], verdicts: &mut [Verdict]) -> anyhow::Result<()> {
     let model = spade_model::load(path, &spade_model::candle_core::Device::Cpu).with_context(|| format!("loading model {}", path.display()))?;
-    let templates = match prompts {
-        Some(d) => spade_rollout::Templates::from_dir(d)?,
-        None => spade_rollout::Templates::default(),
-    };
+    let templates = spade_rollout::Templates::from_dir_or_builtin(prompts)?;
     let policy = spade_rollout::ModelPolicy { model: &model, params: Default::default() };
     let format = spade_rollout::TurnFormat::learn(model.chat_template())?;
     let ctx = model.context_length();

@@ -141,26 +141,13 @@ impl Tokenizer {
             return Ok(self.inner.encode(text, add_special)?.get_ids().to_vec());
         }
         let mut ids = if add_special { self.inner.encode("", true)?.get_ids().to_vec() } else { Vec::new() };
-        // Split at the real special tokens (the template's); the text between them, with the
+        // The real special tokens (the template's) keep their ids; the text between them, with the
         // hidden ones restored, is encoded with special tokens not recognised.
-        let mut start = 0;
-        let mut i = 0;
-        while i < text.len() {
-            match self.special_at(text, i) {
-                Some(k) => {
-                    let (s, id) = &self.specials[k];
-                    if start < i {
-                        ids.extend_from_slice(self.plain.encode(self.unhide(&text[start..i]).as_str(), false)?.get_ids());
-                    }
-                    ids.push(*id);
-                    i += s.len();
-                    start = i;
-                }
-                None => i += text[i..].chars().next().map_or(1, char::len_utf8),
+        for (piece, special) in self.pieces(text) {
+            match special {
+                Some(k) => ids.push(self.specials[k].1),
+                None => ids.extend_from_slice(self.plain.encode(self.unhide(piece).as_str(), false)?.get_ids()),
             }
-        }
-        if start < text.len() {
-            ids.extend_from_slice(self.plain.encode(self.unhide(&text[start..]).as_str(), false)?.get_ids());
         }
         Ok(ids)
     }
@@ -173,20 +160,38 @@ impl Tokenizer {
             return text.to_string();
         }
         let mut out = String::with_capacity(text.len() + 8);
-        let mut i = 0;
-        while i < text.len() {
-            match self.special_at(text, i) {
+        for (piece, special) in self.pieces(text) {
+            match special {
                 Some(k) => {
                     out.push(MARK);
                     out.push(char::from_u32(MARK_BASE + k as u32).expect("fewer specials than a plane"));
-                    i += self.specials[k].0.len();
                 }
-                None => {
-                    let c = text[i..].chars().next().expect("in bounds");
-                    out.push(c);
-                    i += c.len_utf8();
-                }
+                None => out.push_str(piece),
             }
+        }
+        out
+    }
+
+    /// `text` cut at its special tokens: runs of other text (`None`) and each special token
+    /// (`Some(index into specials)`, the longest that matches), in order.
+    fn pieces<'t>(&self, text: &'t str) -> Vec<(&'t str, Option<usize>)> {
+        let mut out = Vec::new();
+        let (mut start, mut i) = (0, 0);
+        while i < text.len() {
+            match self.special_at(text, i) {
+                Some(k) => {
+                    if start < i {
+                        out.push((&text[start..i], None));
+                    }
+                    let end = i + self.specials[k].0.len();
+                    out.push((&text[i..end], Some(k)));
+                    (start, i) = (end, end);
+                }
+                None => i += text[i..].chars().next().map_or(1, char::len_utf8),
+            }
+        }
+        if start < text.len() {
+            out.push((&text[start..], None));
         }
         out
     }

@@ -53,6 +53,11 @@ impl Templates {
         Templates::from_sources(sources)
     }
 
+    /// Templates from a folder (`--prompts DIR`), else the built-in ones.
+    pub fn from_dir_or_builtin(dir: Option<&Path>) -> Result<Templates> {
+        dir.map_or_else(|| Ok(Templates::default()), Templates::from_dir)
+    }
+
     fn from_sources(sources: Vec<(String, String)>) -> Result<Templates> {
         let mut env = minijinja::Environment::new();
         env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
