@@ -212,6 +212,25 @@ fn bad_input_is_a_one_line_error_naming_the_file() {
         }
     }
     assert!(!d.path().join("e.jsonl").exists(), "no output on error");
+    // a model that is not there: refused before any environment runs
+    let ok = d.path().join("ok.jsonl");
+    write_jsonl(&ok, &[cand("ok", &fixture("clean/counter.py"), "Look at the gaps.")]);
+    let out = stage("spade-validate")
+        .arg(&ok)
+        .arg("-o")
+        .arg(d.path().join("e.jsonl"))
+        .arg("--rejects")
+        .arg(d.path().join("r.jsonl"))
+        .args(["--model", "/nonexistent/agent.gguf", "--progress", "off", "-v"])
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error")).collect();
+    assert!(lines.len() == 1 && lines[0].contains("/nonexistent/agent.gguf"), "{err}");
+    assert!(!err.contains("sandbox layers"), "no sandbox was started: {err}");
+    assert!(!d.path().join("e.jsonl").exists(), "no output on error");
 }
 
 #[test]

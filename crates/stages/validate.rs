@@ -116,18 +116,30 @@ struct Args {
     common: Common,
 }
 
+/// The agent's model and prompt templates, for the first-prompt check (`--model`, `--prompts`).
+struct Agent {
+    model: spade_model::Model,
+    templates: spade_rollout::Templates,
+}
+
+impl Agent {
+    fn load(path: &Path, prompts: Option<&Path>) -> anyhow::Result<Agent> {
+        let model = spade_model::load(path, &spade_model::candle_core::Device::Cpu).with_context(|| format!("loading model {}", path.display()))?;
+        Ok(Agent { model, templates: spade_rollout::Templates::from_dir_or_builtin(prompts)? })
+    }
+}
+
 /// Reject the passed candidates whose first prompt (with the hint: the hint arm's is the longer)
 /// leaves less than `reply` tokens of the agent's context.
-fn first_prompts_fit(path: &Path, prompts: Option<&Path>, reply: usize, cands: &[Candidate], verdicts: &mut [Verdict]) -> anyhow::Result<()> {
-    let model = spade_model::load(path, &spade_model::candle_core::Device::Cpu).with_context(|| format!("loading model {}", path.display()))?;
-    let templates = spade_rollout::Templates::from_dir_or_builtin(prompts)?;
-    let policy = spade_rollout::ModelPolicy { model: &model, params: Default::default() };
+fn first_prompts_fit(agent: &Agent, reply: usize, cands: &[Candidate], verdicts: &mut [Verdict]) -> anyhow::Result<()> {
+    let (model, templates) = (&agent.model, &agent.templates);
+    let policy = spade_rollout::ModelPolicy { model, params: Default::default() };
     let format = spade_rollout::TurnFormat::learn(model.chat_template())?;
     let ctx = model.context_length();
     for (c, v) in cands.iter().zip(verdicts.iter_mut()) {
         let Some(first) = v.first.as_ref().filter(|_| v.passed()) else { continue };
         let hint = c.hint.as_deref().filter(|h| !h.trim().is_empty());
-        let n = spade_rollout::first_prompt(&policy, &templates, &format, c.setting, first, hint)?.tokens.len();
+        let n = spade_rollout::first_prompt(&policy, templates, &format, c.setting, first, hint)?.tokens.len();
         if n + reply > ctx {
             v.reject(
                 validate::Stage::Interface,
@@ -270,6 +282,8 @@ fn run(args: Args) -> anyhow::Result<()> {
     if !(args.call_timeout > 0.0 && args.load_timeout > 0.0) {
         bail!("--call-timeout and --load-timeout must be positive");
     }
+    // before any environment runs: a bad --model or --prompts costs nothing already computed
+    let agent = args.model.as_deref().map(|p| Agent::load(p, args.prompts.as_deref())).transpose()?;
     let input = match py_files(&args.input)? {
         Some(files) => read_folder(&files)?,
         None => read_table(&args.input)?,
@@ -313,8 +327,8 @@ fn run(args: Args) -> anyhow::Result<()> {
     } else {
         spade::envs::read_design_memory(&args.known)?.into_iter().map(|e| (format!("known environment {}", e.env_id), e.code)).collect()
     };
-    if let Some(path) = &args.model {
-        first_prompts_fit(path, args.prompts.as_deref(), args.reply_tokens, cands, &mut verdicts)?;
+    if let Some(agent) = &agent {
+        first_prompts_fit(agent, args.reply_tokens, cands, &mut verdicts)?;
     }
     validate::mark_duplicates(&codes, &mut verdicts, &labels, &known);
 
