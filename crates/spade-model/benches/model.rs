@@ -5,10 +5,13 @@
 //! figures on the same model file and `decode_ratio_vs_llama_cpp`: its `llama-bench` when
 //! `SPADE_LLAMA_BENCH` names it (`make bench` passes the one `scripts/llama-server.sh` builds), else
 //! llama-cpp-python from the cached venv, else `.cache/llama-server/bin/llama-bench`.
-//! Writes target/bench/model.json.
+//! Our figures are taken once per kernel level this CPU runs (`SPADE_ISA` set in each child:
+//! AVX-512, AVX2 forced down, scalar), each against the same llama.cpp figures, and the CPU's model
+//! name and features are recorded beside them. Writes target/bench/model.json.
 //!
 //! Run: `cargo bench -p spade-model --bench model` (env: SPADE_MODEL, SPADE_LLAMA_PYTHON,
-//! SPADE_LLAMA_BENCH, SPADE_BENCH_THREADS="1,2", SPADE_BENCH_QUICK=1 for a short run).
+//! SPADE_LLAMA_BENCH, SPADE_BENCH_THREADS="1,2", SPADE_BENCH_ISAS="avx512,avx2,scalar" (default:
+//! every level this CPU runs), SPADE_BENCH_QUICK=1 for a short run).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -16,6 +19,7 @@ use std::time::Instant;
 
 use candle_core::Device;
 use serde_json::{json, Value};
+use spade_model::kernels::{Isa, ISA_ENV};
 use spade_model::{default_model_path, load, GenerationRequest, Model, Repr, SamplingParams};
 
 const PREFILL: usize = 512;
@@ -114,6 +118,21 @@ fn llama_bench_figures(bin: &Path, model: &Path, threads: usize) -> Result<Value
     Ok(res)
 }
 
+/// The CPU's model name and the features the kernels and llama.cpp's builds care about.
+fn cpu() -> Value {
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let field = |name: &str| info.lines().find(|l| l.starts_with(name)).and_then(|l| l.split_once(':')).map(|(_, v)| v.trim().to_string());
+    let flags = field("flags").unwrap_or_default();
+    let wanted = ["avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512_vnni", "avx_vnni", "amx_int8"];
+    let have: Vec<&str> = wanted.into_iter().filter(|w| flags.split_whitespace().any(|f| f == *w)).collect();
+    json!({
+        "model": field("model name"),
+        "features": have,
+        "arch": std::env::consts::ARCH,
+        "detected_level": Isa::detected().name(),
+    })
+}
+
 fn llama_bench_bin() -> Option<PathBuf> {
     let p = std::env::var("SPADE_LLAMA_BENCH").map(PathBuf::from).unwrap_or_else(|_| repo_root().join(".cache/llama-server/bin/llama-bench"));
     p.exists().then_some(p)
@@ -146,12 +165,28 @@ fn main() {
     // An explicit llama-bench (as `make bench` passes) wins over the llama-cpp-python venv.
     let llama = if std::env::var_os("SPADE_LLAMA_BENCH").is_some() { None } else { llama_python() };
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/llama_bench.py");
+    let isas: Vec<Isa> = match std::env::var("SPADE_BENCH_ISAS") {
+        Ok(v) => v
+            .split(',')
+            .map(|n| n.trim())
+            .filter(|n| !n.is_empty())
+            .map(|n| {
+                let isa = Isa::ALL.into_iter().find(|i| i.name() == n).unwrap_or_else(|| panic!("SPADE_BENCH_ISAS: unknown level {n}"));
+                assert!(isa.supported(), "SPADE_BENCH_ISAS: this CPU does not run {n}");
+                isa
+            })
+            .collect(),
+        Err(_) => Isa::runnable().into_iter().rev().collect(),
+    };
     let mut results = serde_json::Map::new();
     for &t in &threads {
-        eprintln!("bench: {t} thread(s)");
-        let o = Command::new(&exe).arg("--child").env("RAYON_NUM_THREADS", t.to_string()).output().unwrap();
-        assert!(o.status.success(), "child failed: {}", String::from_utf8_lossy(&o.stderr));
-        let ours: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let mut ours = serde_json::Map::new();
+        for &isa in &isas {
+            eprintln!("bench: {t} thread(s), kernels {}", isa.name());
+            let o = Command::new(&exe).arg("--child").env("RAYON_NUM_THREADS", t.to_string()).env(ISA_ENV, isa.name()).output().unwrap();
+            assert!(o.status.success(), "child failed: {}", String::from_utf8_lossy(&o.stderr));
+            ours.insert(isa.name().into(), serde_json::from_slice(&o.stdout).unwrap());
+        }
         let mut entry = json!({ "spade": ours });
         let peer: Result<Value, String> = if let Some(py) = &llama {
             Command::new(py)
@@ -179,15 +214,19 @@ fn main() {
             Ok(l) => {
                 eprintln!("  llama.cpp: {l}");
                 let mut ratios = serde_json::Map::new();
-                for repr in ["f32", "q8_0"] {
-                    let s = &entry["spade"][repr]["engine"];
-                    ratios.insert(
-                        repr.into(),
-                        json!({
-                            "prefill_vs_llama_cpp": s["prefill_tok_s"].as_f64().unwrap() / l["prefill_tok_s"].as_f64().unwrap(),
-                            "decode_ratio_vs_llama_cpp": s["decode_tok_s"].as_f64().unwrap() / l["decode_tok_s"].as_f64().unwrap(),
-                        }),
-                    );
+                for &isa in &isas {
+                    let mut per = serde_json::Map::new();
+                    for repr in ["f32", "q8_0"] {
+                        let s = &entry["spade"][isa.name()][repr]["engine"];
+                        per.insert(
+                            repr.into(),
+                            json!({
+                                "prefill_vs_llama_cpp": s["prefill_tok_s"].as_f64().unwrap() / l["prefill_tok_s"].as_f64().unwrap(),
+                                "decode_ratio_vs_llama_cpp": s["decode_tok_s"].as_f64().unwrap() / l["decode_tok_s"].as_f64().unwrap(),
+                            }),
+                        );
+                    }
+                    ratios.insert(isa.name().into(), Value::Object(per));
                 }
                 entry["llama_cpp"] = l;
                 entry["ratios"] = Value::Object(ratios);
@@ -199,6 +238,7 @@ fn main() {
     let _ = std::fs::remove_file(&tmp);
     let doc = json!({
         "model": model.display().to_string(),
+        "cpu": cpu(),
         "prefill_tokens": PREFILL,
         "decode_tokens": DECODE,
         "results": results,

@@ -605,8 +605,8 @@ fn softmax_avx2(row: &mut [f32]) {
 /// contraction either way, so the numbers do not depend on the CPU.
 pub(crate) fn softmax_in_place(row: &mut [f32]) {
     #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") {
-        // SAFETY: AVX2 was just detected.
+    if crate::kernels::isa() >= crate::kernels::Isa::Avx2 {
+        // SAFETY: the level is only AVX2 where the CPU has it.
         return unsafe { softmax_avx2(row) };
     }
     softmax_lanes(row)

@@ -88,10 +88,10 @@ impl Dims {
 /// `x · Wᵀ (+ bias)` for `rows` rows of `inp` floats, in the weight's representation.
 fn apply(lin: &Lin, bias: Option<&Tensor>, x: &[f32], rows: usize, inp: usize) -> Result<Vec<f32>> {
     let mut y = match lin {
-        // A few rows (decode steps): our kernel, reading the weight once (see `crate::skinny`).
-        Lin::Dense(w) if rows <= crate::skinny::MAX_ROWS && crate::skinny::available() => {
+        // A few rows (decode steps): our kernel, reading the weight once (see `crate::kernels::skinny`).
+        Lin::Dense(w) if rows <= crate::kernels::skinny::MAX_ROWS && crate::kernels::skinny::available() => {
             let out = w.dim(0)?;
-            with_f32(&[Some(w)], |sl| Ok(crate::skinny::matmul(sl[0].expect("weight"), out, inp, x, rows)))?
+            with_f32(&[Some(w)], |sl| Ok(crate::kernels::skinny::matmul(sl[0].expect("weight"), out, inp, x, rows)))?
         }
         // Otherwise few rows: candle's matmul (a BLAS GEMM packs the whole weight per call); many: the BLAS.
         Lin::Dense(w) => {
@@ -102,7 +102,7 @@ fn apply(lin: &Lin, bias: Option<&Tensor>, x: &[f32], rows: usize, inp: usize) -
             let t = Tensor::from_slice(x, (rows, inp), &candle_core::Device::Cpu)?;
             q.forward(&t)?.flatten_all()?.to_vec1::<f32>()?
         }
-        Lin::Packed(p) => crate::q8::matmul(p, &crate::q8::quantise_rows(x, rows, inp)),
+        Lin::Packed(p) => crate::kernels::q8::matmul(p, &crate::kernels::q8::quantise_rows(x, rows, inp)),
     };
     add_bias(&mut y, bias)?;
     Ok(y)
@@ -120,11 +120,12 @@ fn add_bias(y: &mut [f32], bias: Option<&Tensor>) -> Result<()> {
 
 /// [`apply`] for several weights on the same input: one pass when all are Q8_0 tiles.
 fn apply_many(lins: &[(&Lin, Option<&Tensor>)], x: &[f32], rows: usize, inp: usize) -> Result<Vec<Vec<f32>>> {
-    let packed: Option<Vec<&crate::q8::PackedQ8>> = lins.iter().map(|(l, _)| if let Lin::Packed(p) = l { Some(&**p) } else { None }).collect();
+    let packed: Option<Vec<&crate::kernels::q8::PackedQ8>> =
+        lins.iter().map(|(l, _)| if let Lin::Packed(p) = l { Some(&**p) } else { None }).collect();
     let Some(packed) = packed else {
         return lins.iter().map(|(l, b)| apply(l, *b, x, rows, inp)).collect();
     };
-    let mut ys = crate::q8::matmul_many(&packed, &crate::q8::quantise_rows(x, rows, inp));
+    let mut ys = crate::kernels::q8::matmul_many(&packed, &crate::kernels::q8::quantise_rows(x, rows, inp));
     for (y, (_, bias)) in ys.iter_mut().zip(lins) {
         add_bias(y, *bias)?;
     }
@@ -228,148 +229,23 @@ fn attend_avx2(q: &[f32], k: &[f32], v: &[f32], rows: (usize, usize, usize), kvh
     attend_lanes(q, k, v, rows, kvh, dm, scale)
 }
 
-/// The 16 horizontal sums of `v` (lane `j` of the result: the sum of `v[j]`), every one by the
-/// same tree of additions (so a key's score does not depend on its place in a block).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-fn hsum16(v: &[std::arch::x86_64::__m512; 16]) -> std::arch::x86_64::__m512 {
-    use std::arch::x86_64::*;
-    // Within each 128-bit lane: pairs, then quads of vectors.
-    let s1: [__m512; 8] =
-        std::array::from_fn(|i| _mm512_add_ps(_mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]), _mm512_unpackhi_ps(v[2 * i], v[2 * i + 1])));
-    let s2: [__m512; 4] = std::array::from_fn(|i| {
-        _mm512_add_ps(_mm512_shuffle_ps::<0x44>(s1[2 * i], s1[2 * i + 1]), _mm512_shuffle_ps::<0xEE>(s1[2 * i], s1[2 * i + 1]))
-    });
-    // Across the four 128-bit lanes.
-    let t: [__m512; 2] = std::array::from_fn(|i| {
-        _mm512_add_ps(_mm512_shuffle_f32x4::<0x88>(s2[2 * i], s2[2 * i + 1]), _mm512_shuffle_f32x4::<0xDD>(s2[2 * i], s2[2 * i + 1]))
-    });
-    _mm512_add_ps(_mm512_shuffle_f32x4::<0x88>(t[0], t[1]), _mm512_shuffle_f32x4::<0xDD>(t[0], t[1]))
-}
-
-/// Decoding rows of several sequences whose first `shared` positions are equal bit for bit
-/// (copied from one another), the `g` query heads of KV head `kvh`, on AVX-512 (`hd = 16 · L`):
-/// member `m` has its row `qs[m]` (`qd` floats), its head's cache `ks[m]`, `vs[m]` and `keys[m]`
-/// positions. Keys and values are walked in blocks, every member in turn on a block, and the
-/// shared positions are read from the first member's cache: they come from memory once and from
-/// cache for the others. Each member's scores and sums are computed exactly as it would get
-/// them alone (a score by a fixed tree over 16-lane fused products, 16 keys at a time; values
-/// added in position order). Returns each member's `g · hd` outputs, side by side.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-#[allow(clippy::too_many_arguments)]
-fn attend_rows_avx512<const L: usize>(
-    qs: &[&[f32]],
-    ks: &[&[f32]],
-    vs: &[&[f32]],
-    keys: &[usize],
-    shared: usize,
-    kvh: usize,
-    dm: Dims,
-    scale: f32,
-) -> Vec<f32> {
-    use std::arch::x86_64::*;
-    const BLOCK: usize = 64;
-    let hd = dm.hd;
-    let g = dm.nh / dm.nkv;
-    let members = qs.len();
-    assert!(hd == 16 * L && keys.iter().all(|&n| n >= shared));
-    for m in 0..members {
-        assert!(qs[m].len() >= (kvh + 1) * g * hd && ks[m].len() >= keys[m] * hd && vs[m].len() >= keys[m] * hd);
-    }
-    // Key `t` of member `m`: the first member's copy while shared.
-    let row = |b: &[&[f32]], m: usize, t: usize| -> *const f32 { b[if t < shared { 0 } else { m }][t * hd..].as_ptr() };
-    let most = keys.iter().copied().max().unwrap_or(0);
-    let stride: Vec<usize> = keys.iter().map(|&n| n.next_multiple_of(16)).collect();
-    let mut p: Vec<Vec<f32>> = stride.iter().map(|&n| vec![0f32; g * n]).collect();
-    // SAFETY (every pointer below): rows lie inside the caches and heads inside the rows checked above.
-    unsafe {
-        for t0 in (0..most).step_by(BLOCK) {
-            for m in 0..members {
-                for b0 in (t0..(t0 + BLOCK).min(keys[m])).step_by(16) {
-                    let n = 16.min(keys[m] - b0);
-                    for h in 0..g {
-                        let q = qs[m][(kvh * g + h) * hd..].as_ptr();
-                        let qv: [__m512; L] = std::array::from_fn(|i| _mm512_loadu_ps(q.add(16 * i)));
-                        let mut acc = [_mm512_setzero_ps(); 16];
-                        for (j, a) in acc.iter_mut().enumerate().take(n) {
-                            let kr = row(ks, m, b0 + j);
-                            *a = _mm512_mul_ps(qv[0], _mm512_loadu_ps(kr));
-                            for (i, qi) in qv.iter().enumerate().skip(1) {
-                                *a = _mm512_fmadd_ps(*qi, _mm512_loadu_ps(kr.add(16 * i)), *a);
-                            }
-                        }
-                        let sc = _mm512_mul_ps(hsum16(&acc), _mm512_set1_ps(scale));
-                        _mm512_storeu_ps(p[m][h * stride[m] + b0..].as_mut_ptr(), sc);
-                    }
-                }
-            }
-        }
-    }
-    for m in 0..members {
-        for h in 0..g {
-            softmax_in_place(&mut p[m][h * stride[m]..h * stride[m] + keys[m]]);
-        }
-    }
-    let mut out = vec![0f32; members * g * hd];
-    unsafe {
-        for t0 in (0..most).step_by(BLOCK) {
-            for m in 0..members {
-                let t1 = (t0 + BLOCK).min(keys[m]);
-                if t0 >= t1 {
-                    continue;
-                }
-                for h in 0..g {
-                    let o = out[(m * g + h) * hd..].as_mut_ptr();
-                    let mut acc: [__m512; L] = std::array::from_fn(|i| _mm512_loadu_ps(o.add(16 * i)));
-                    let w = &p[m][h * stride[m]..];
-                    for (t, &wt) in w.iter().enumerate().take(t1).skip(t0) {
-                        let (wt, vr) = (_mm512_set1_ps(wt), row(vs, m, t));
-                        for (i, a) in acc.iter_mut().enumerate() {
-                            *a = _mm512_fmadd_ps(wt, _mm512_loadu_ps(vr.add(16 * i)), *a);
-                        }
-                    }
-                    for (i, a) in acc.iter().enumerate() {
-                        _mm512_storeu_ps(o.add(16 * i), *a);
-                    }
-                }
-            }
-        }
-    }
-    out
-}
-
-/// Decoding rows of a group of sequences (see [`attend_rows_avx512`]); without AVX-512, each
-/// member alone on [`attend`]. Returns each member's `g · hd` outputs, side by side.
+/// Decoding rows of a group of sequences (see [`crate::kernels::attend`]: every level, the
+/// scalar one on its reference, so all give the same bits); another head size, each member alone
+/// on [`attend`]. Returns each member's `g · hd` outputs, side by side.
 #[allow(clippy::too_many_arguments)]
 fn attend_rows(qs: &[&[f32]], ks: &[&[f32]], vs: &[&[f32]], keys: &[usize], shared: usize, kvh: usize, dm: Dims, scale: f32) -> Vec<f32> {
-    #[cfg(target_arch = "x86_64")]
-    if row_kernel(dm.hd) {
-        // SAFETY: AVX-512 F was just detected.
-        unsafe {
-            match dm.hd / 16 {
-                4 => return attend_rows_avx512::<4>(qs, ks, vs, keys, shared, kvh, dm, scale),
-                8 => return attend_rows_avx512::<8>(qs, ks, vs, keys, shared, kvh, dm, scale),
-                16 => return attend_rows_avx512::<16>(qs, ks, vs, keys, shared, kvh, dm, scale),
-                _ => {}
-            }
-        }
+    use crate::kernels::{attend, isa};
+    if attend::serves(dm.hd) {
+        return attend::rows(isa(), qs, ks, vs, keys, shared, kvh, dm.nh / dm.nkv, dm.hd, scale);
     }
-    let _ = shared;
     (0..qs.len()).flat_map(|m| attend(qs[m], ks[m], vs[m], (0, 1, keys[m] - 1), kvh, dm, scale)).collect()
-}
-
-/// Whether [`attend_rows_avx512`] serves this model's decoding rows on this CPU (head sizes 64,
-/// 128 and 256).
-fn row_kernel(hd: usize) -> bool {
-    matches!(hd, 64 | 128 | 256) && crate::skinny::available()
 }
 
 /// [`attend_lanes`] on AVX2 where the CPU has it (no FMA contraction either way).
 fn attend(q: &[f32], k: &[f32], v: &[f32], rows: (usize, usize, usize), kvh: usize, dm: Dims, scale: f32) -> Vec<f32> {
     #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") {
-        // SAFETY: AVX2 was just detected.
+    if crate::kernels::isa() >= crate::kernels::Isa::Avx2 {
+        // SAFETY: the level is only AVX2 where the CPU has it.
         return unsafe { attend_avx2(q, k, v, rows, kvh, dm, scale) };
     }
     attend_lanes(q, k, v, rows, kvh, dm, scale)

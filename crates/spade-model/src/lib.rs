@@ -32,19 +32,18 @@ pub mod engine;
 pub mod error;
 pub mod generate;
 pub mod generator;
+pub mod kernels;
 pub mod kv;
 pub mod load;
 pub mod model;
 mod ops;
 #[cfg(feature = "cli")]
 pub mod options;
-mod q8;
 mod repr;
 pub mod score;
 #[cfg(feature = "server")]
 pub mod server;
 pub mod setup;
-mod skinny;
 pub mod tiny;
 pub mod tokenizer;
 pub mod weights;

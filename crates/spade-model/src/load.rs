@@ -19,8 +19,10 @@ use crate::weights::Weights;
 /// End-of-turn tokens recognised in chat templates.
 const END_OF_TURN: &[&str] = &["<|im_end|>", "<|eot_id|>", "<|end|>", "<end_of_turn>", "<|endoftext|>"];
 
-/// Load a model from a `.gguf` file, a Hugging Face folder or a spade checkpoint folder.
+/// Load a model from a `.gguf` file, a Hugging Face folder or a spade checkpoint folder (after
+/// checking `SPADE_ISA`: a level this CPU lacks is an error here, before any work).
 pub fn load(path: &Path, device: &Device) -> Result<Model> {
+    crate::kernels::configured().map_err(Error::Invalid)?;
     if !path.exists() {
         Err(model_err(format!("{}: no such model file or folder", path.display())))
     } else if path.is_dir() {

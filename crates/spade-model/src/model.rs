@@ -24,8 +24,8 @@ pub use crate::repr::Repr;
 pub(crate) enum Lin {
     Dense(Tensor),
     Quant(Arc<QMatMul>),
-    /// Q8_0 in VNNI tiles ([`crate::q8`]), where the CPU has the kernel.
-    Packed(Arc<crate::q8::PackedQ8>),
+    /// Q8_0 in the tiles of our kernel ([`crate::kernels::q8`]), where the kernels run at a vector level.
+    Packed(Arc<crate::kernels::q8::PackedQ8>),
 }
 
 impl Lin {
@@ -47,7 +47,7 @@ impl Lin {
                 let k = p.cols();
                 let rows = x.elem_count() / k;
                 let xs = x.flatten_all()?.to_vec1::<f32>()?;
-                let y = crate::q8::matmul(p, &crate::q8::quantise_rows(&xs, rows, k));
+                let y = crate::kernels::q8::matmul(p, &crate::kernels::q8::quantise_rows(&xs, rows, k));
                 *dims.last_mut().expect("a matrix") = p.rows();
                 Ok(Tensor::from_vec(y, dims, x.device())?)
             }
@@ -61,10 +61,10 @@ impl Lin {
                 if w.dim(1)? % 32 != 0 {
                     return Ok(Lin::Dense(w.detach()));
                 }
-                if crate::q8::available() && w.device().is_cpu() {
+                if crate::kernels::q8::available() && w.device().is_cpu() {
                     let (n, k) = w.dims2()?;
                     let ws = w.detach().flatten_all()?.to_vec1::<f32>()?;
-                    return Ok(Lin::Packed(Arc::new(crate::q8::PackedQ8::new(&ws, n, k))));
+                    return Ok(Lin::Packed(Arc::new(crate::kernels::q8::PackedQ8::new(&ws, n, k))));
                 }
                 let q = QTensor::quantize(&w.detach(), GgmlDType::Q8_0)?;
                 Ok(Lin::Quant(Arc::new(QMatMul::from_qtensor(q)?)))

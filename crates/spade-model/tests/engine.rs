@@ -101,9 +101,9 @@ fn quantised_projections_run_in_the_engine() {
     let p = SamplingParams { temperature: 1.0, stop_on_eos: false, max_new_tokens: 12, max_batch: 1, ..Default::default() };
     let one = m.generate_repr(Repr::Q8_0, &reqs, &p).unwrap();
     let many = m.generate_repr(Repr::Q8_0, &reqs, &SamplingParams { max_batch: 8, ..p.clone() }).unwrap();
-    // Where the CPU lacks AVX-512 VNNI, candle's quantised matmul runs, and it sums a row's blocks
-    // in an order that depends on the rows beside it: the same tokens, log-probs within a few
-    // thousandths (f32 is exact, above; so is our VNNI kernel).
+    // At the scalar kernel level (a CPU without AVX2), candle's quantised matmul runs, and it sums
+    // a row's blocks in an order that depends on the rows beside it: the same tokens, log-probs
+    // within a few thousandths (f32 is exact, above; so are our AVX-512 and AVX2 kernels).
     assert_close(&one, &many, "q8_0 slots 1 vs 8", 1e-2);
     // Prompt and completion both run quantised: the log-probs are near the f32 scorer's.
     let (mut sum, mut n) = (0f64, 0usize);
@@ -157,4 +157,55 @@ fn a_next_turn_prefills_only_its_new_tokens_when_prefixes_are_kept() {
     let before = kept.engine_stats();
     kept.generate_repr(Repr::F32, &second[..1], &p).unwrap();
     assert_eq!(kept.engine_stats().reused_tokens, before.reused_tokens);
+}
+
+/// The kernels' levels (`SPADE_ISA`): every level generates the same q8_0 tokens and log-probs
+/// bit for bit (at `scalar` on the reference tile), and every vector level the same f32 ones, on a
+/// tiny model with 64-wide heads (the decode attention kernel's size); f32 at `scalar` (BLAS for
+/// the products) the same tokens with log-probs within rounding. The level is read once
+/// per process, so each runs in a child process of this test.
+#[test]
+fn every_kernel_level_generates_the_same_tokens() {
+    use spade_model::kernels::{Isa, ISA_ENV};
+    const OUT: &str = "SPADE_TEST_LEVEL_OUT";
+    if let Ok(path) = std::env::var(OUT) {
+        let spec = TinySpec { hidden: 256, intermediate: 256, heads: 4, kv_heads: 2, ..TinySpec::default() };
+        let mut m = tiny_model(6, spec, &Device::Cpu).unwrap();
+        let reqs = requests(&m);
+        let p = SamplingParams { temperature: 1.0, stop_on_eos: false, max_new_tokens: 12, max_batch: 8, ..Default::default() };
+        let f32 = m.generate_repr(Repr::F32, &reqs, &p).unwrap();
+        m.set_inference_repr(Repr::Q8_0).unwrap();
+        let q8 = m.generate_repr(Repr::Q8_0, &reqs, &p).unwrap();
+        let out: Vec<(Vec<u32>, Vec<f32>)> = f32.iter().chain(&q8).map(|g| (g.tokens.clone(), g.logprobs.clone())).collect();
+        std::fs::write(path, serde_json::to_string(&out).unwrap()).unwrap();
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let run = |isa: Isa| -> Vec<(Vec<u32>, Vec<f32>)> {
+        let path = dir.path().join(isa.name());
+        let st = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "every_kernel_level_generates_the_same_tokens", "--test-threads", "1"])
+            .env(ISA_ENV, isa.name())
+            .env(OUT, &path)
+            .status()
+            .unwrap();
+        assert!(st.success(), "{isa:?}: the child failed");
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+    };
+    let best = run(Isa::detected());
+    for isa in Isa::runnable() {
+        let out = run(isa);
+        assert_eq!(out.len(), best.len());
+        for (i, ((ta, la), (tb, lb))) in out.iter().zip(&best).enumerate() {
+            assert_eq!(ta, tb, "{isa:?} vs {:?}: tokens of generation {i} differ", Isa::detected());
+            // The first half are f32's generations, the second q8_0's.
+            if isa == Isa::Scalar && i < out.len() / 2 && cfg!(target_arch = "x86_64") {
+                for (a, b) in la.iter().zip(lb) {
+                    assert!((a - b).abs() < 2e-2, "scalar generation {i}: log-prob {a} vs {b}");
+                }
+            } else {
+                assert_eq!(la, lb, "{isa:?}: log-probs of generation {i} differ");
+            }
+        }
+    }
 }

@@ -17,17 +17,23 @@
 //! `acc = i · (d_w · d_a) + acc`. [`matmul_reference`] does the same in scalar code, and the
 //! tests hold the kernel to it bit for bit.
 //!
-//! Used only where the CPU has AVX-512 F, BW and VNNI ([`available`]); elsewhere the Q8_0
-//! representation runs on candle's quantised product as before.
+//! On AVX2 (no VNNI) the same tiles run on `vpmaddubsw`/`vpmaddwd`, the way llama.cpp's AVX2
+//! path does: the weight byte's sign moved onto the activation (`vpsignb`) so that the unsigned
+//! operand is `|q| ≤ 127` and a pair of products cannot saturate 16 bits; the integer sums are
+//! the same, so are the outputs. Used where the kernels' level ([`super::isa`]) is AVX2 or
+//! better ([`available`]); elsewhere the Q8_0 representation runs on candle's quantised product.
 
+use super::Isa;
 use rayon::prelude::*;
 
 /// Values per block (one scale each).
 pub(crate) const BLOCK: usize = 32;
 /// Output rows per tile (one 512-bit register of i32 or f32).
 const TILE: usize = 16;
-/// Activation rows a tile is applied to at a time (accumulators kept in registers).
+/// Activation rows a tile is applied to at a time (accumulators kept in registers): AVX-512.
 const ROWS: usize = 8;
+/// The same on AVX2 (half the tile per register, so half the rows).
+const ROWS_AVX2: usize = 4;
 
 /// The bytes of one block of one tile: 16 rows × 32 values, each stored as `q + 128`, laid out
 /// `[group of 4 values][row][4 bytes]` so that one 64-byte load feeds a `vpdpbusd` for all 16
@@ -45,14 +51,12 @@ pub(crate) struct PackedQ8 {
     scales: Vec<[half::f16; TILE]>,
 }
 
-/// Whether this CPU runs the kernel.
+/// Whether the engine packs Q8_0 weights for this kernel: on x86-64 at every level (at `scalar`
+/// the reference tile, so a CPU without AVX2, or a forced `SPADE_ISA=scalar`, computes the same
+/// bits as the vector levels); elsewhere not yet (no NEON form: candle's quantised product, which
+/// has one, is faster than this scalar code there).
 pub(crate) fn available() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512bw") && std::is_x86_feature_detected!("avx512vnni")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    false
+    cfg!(target_arch = "x86_64")
 }
 
 /// Quantise one block of 32 values: `(scale, q)` with `q = round(x / scale)` (ties to even, as
@@ -110,15 +114,16 @@ pub(crate) struct Acts {
 
 /// Quantise `m` rows of `k` values.
 pub(crate) fn quantise_rows(x: &[f32], m: usize, k: usize) -> Acts {
+    quantise_rows_on(super::isa(), x, m, k)
+}
+
+/// [`quantise_rows`] at level `isa`.
+fn quantise_rows_on(isa: Isa, x: &[f32], m: usize, k: usize) -> Acts {
     assert!(k.is_multiple_of(BLOCK) && x.len() == m * k, "quantise_rows: k must be a multiple of {BLOCK}");
     let mut qs = vec![0i8; m * k];
     let mut d = vec![0f32; m * k / BLOCK];
-    #[cfg(target_arch = "x86_64")]
-    let vector = available();
-    #[cfg(not(target_arch = "x86_64"))]
-    let vector = false;
-    if vector {
-        // SAFETY: the CPU has AVX-512 F and BW (checked by `available`).
+    if isa == Isa::Avx512 {
+        // SAFETY: the level is only AVX-512 where the CPU has F and BW (`Isa::supported`).
         #[cfg(target_arch = "x86_64")]
         unsafe {
             quantise_avx512(x, &mut qs, &mut d)
@@ -162,6 +167,11 @@ pub(crate) fn matmul(w: &PackedQ8, x: &Acts) -> Vec<f32> {
 /// `x · Wᵢᵀ` for several weights sharing the input (a layer's q, k and v; its gate and up): one
 /// quantisation of `x` and one parallel pass over all their tiles.
 pub(crate) fn matmul_many(ws: &[&PackedQ8], x: &Acts) -> Vec<Vec<f32>> {
+    matmul_many_on(super::isa(), ws, x)
+}
+
+/// [`matmul_many`] at level `isa`.
+fn matmul_many_on(isa: Isa, ws: &[&PackedQ8], x: &Acts) -> Vec<Vec<f32>> {
     assert!(ws.iter().all(|w| w.k == x.k), "matmul: inner dimensions differ");
     let (m, nb) = (x.m, x.k / BLOCK);
     // Global tile index → (weight, tile): the first global tile of each weight.
@@ -175,7 +185,7 @@ pub(crate) fn matmul_many(ws: &[&PackedQ8], x: &Acts) -> Vec<Vec<f32>> {
     tiled.par_chunks_mut(TILE * m).with_min_len(per_task).enumerate().for_each(|(g, out)| {
         let i = firsts.partition_point(|&f| f <= g) - 1;
         let (w, t) = (ws[i], g - firsts[i]);
-        tile(&w.blocks[t * nb..(t + 1) * nb], &w.scales[t * nb..(t + 1) * nb], x, out);
+        tile(isa, &w.blocks[t * nb..(t + 1) * nb], &w.scales[t * nb..(t + 1) * nb], x, out);
     });
     ws.iter()
         .zip(&firsts)
@@ -195,30 +205,37 @@ pub(crate) fn matmul_many(ws: &[&PackedQ8], x: &Acts) -> Vec<Vec<f32>> {
 }
 
 /// One tile against every activation row: `out` is `[row][16]`.
-fn tile(blocks: &[TileBlock], scales: &[[half::f16; TILE]], x: &Acts, out: &mut [f32]) {
+fn tile(isa: Isa, blocks: &[TileBlock], scales: &[[half::f16; TILE]], x: &Acts, out: &mut [f32]) {
     #[cfg(target_arch = "x86_64")]
-    if available() {
+    if isa >= Isa::Avx2 {
+        let rows = if isa == Isa::Avx512 { ROWS } else { ROWS_AVX2 };
         let mut r0 = 0;
         while r0 < x.m {
-            let r = (x.m - r0).min(ROWS);
+            let r = (x.m - r0).min(rows);
             let o = &mut out[r0 * TILE..(r0 + r) * TILE];
-            // SAFETY: the CPU has AVX-512 F, BW and VNNI (checked by `available`).
+            // SAFETY: the level is only what the CPU has (`Isa::supported`): AVX-512 F, BW and
+            // VNNI, or AVX2, FMA and F16C.
             unsafe {
-                match r {
-                    1 => tile_vnni::<1>(blocks, scales, x, r0, o),
-                    2 => tile_vnni::<2>(blocks, scales, x, r0, o),
-                    3 => tile_vnni::<3>(blocks, scales, x, r0, o),
-                    4 => tile_vnni::<4>(blocks, scales, x, r0, o),
-                    5 => tile_vnni::<5>(blocks, scales, x, r0, o),
-                    6 => tile_vnni::<6>(blocks, scales, x, r0, o),
-                    7 => tile_vnni::<7>(blocks, scales, x, r0, o),
-                    _ => tile_vnni::<8>(blocks, scales, x, r0, o),
+                match (isa, r) {
+                    (Isa::Avx512, 1) => tile_vnni::<1>(blocks, scales, x, r0, o),
+                    (Isa::Avx512, 2) => tile_vnni::<2>(blocks, scales, x, r0, o),
+                    (Isa::Avx512, 3) => tile_vnni::<3>(blocks, scales, x, r0, o),
+                    (Isa::Avx512, 4) => tile_vnni::<4>(blocks, scales, x, r0, o),
+                    (Isa::Avx512, 5) => tile_vnni::<5>(blocks, scales, x, r0, o),
+                    (Isa::Avx512, 6) => tile_vnni::<6>(blocks, scales, x, r0, o),
+                    (Isa::Avx512, 7) => tile_vnni::<7>(blocks, scales, x, r0, o),
+                    (Isa::Avx512, _) => tile_vnni::<8>(blocks, scales, x, r0, o),
+                    (_, 1) => tile_avx2::<1>(blocks, scales, x, r0, o),
+                    (_, 2) => tile_avx2::<2>(blocks, scales, x, r0, o),
+                    (_, 3) => tile_avx2::<3>(blocks, scales, x, r0, o),
+                    _ => tile_avx2::<4>(blocks, scales, x, r0, o),
                 }
             }
             r0 += r;
         }
         return;
     }
+    let _ = isa;
     tile_scalar(blocks, scales, x, out);
 }
 
@@ -276,6 +293,46 @@ fn tile_vnni<const R: usize>(blocks: &[TileBlock], scales: &[[half::f16; TILE]],
     }
 }
 
+/// [`tile_vnni`] on AVX2: per 4-value group, the signed weight bytes `q` (the stored byte with
+/// its offset removed), `|q|` times the activation with `q`'s sign (`vpmaddubsw`: pairs, at most
+/// 2 · 127 · 127, no saturation), pairs added into i32 (`vpmaddwd` by ones): `Σ q · a`, which is
+/// `Σ (q + 128) · a − 128 · Σ a` exactly. One half of the tile (8 rows) at a time.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma,f16c")]
+fn tile_avx2<const R: usize>(blocks: &[TileBlock], scales: &[[half::f16; TILE]], x: &Acts, r0: usize, out: &mut [f32]) {
+    use std::arch::x86_64::*;
+    let nb = x.k / BLOCK;
+    let (flip, ones) = (_mm256_set1_epi8(-128), _mm256_set1_epi16(1));
+    for h in 0..2 {
+        let mut acc = [_mm256_setzero_ps(); R];
+        for (b, (blk, d)) in blocks.iter().zip(scales).enumerate() {
+            let mut sums = [_mm256_setzero_si256(); R];
+            let rows: [&[i8]; R] = std::array::from_fn(|i| &x.qs[(r0 + i) * x.k + b * BLOCK..(r0 + i) * x.k + (b + 1) * BLOCK]);
+            for g in 0..BLOCK / 4 {
+                // SAFETY: 32 bytes inside the block's `qs` (group g's half h).
+                let q = _mm256_xor_si256(unsafe { _mm256_load_si256(blk.0.as_ptr().add(g * 64 + h * 32) as *const _) }, flip);
+                let mag = _mm256_abs_epi8(q);
+                for (s, a) in sums.iter_mut().zip(&rows) {
+                    // SAFETY: 4 bytes inside the row's block of 32.
+                    let a = _mm256_set1_epi32(unsafe { std::ptr::read_unaligned(a.as_ptr().add(g * 4) as *const i32) });
+                    let pairs = _mm256_maddubs_epi16(mag, _mm256_sign_epi8(a, q));
+                    *s = _mm256_add_epi32(*s, _mm256_madd_epi16(pairs, ones));
+                }
+            }
+            // SAFETY: 8 f16 scales (16 bytes) of this half.
+            let dw = unsafe { _mm256_cvtph_ps(_mm_loadu_si128(d.as_ptr().add(h * 8) as *const _)) };
+            for i in 0..R {
+                let scale = _mm256_mul_ps(dw, _mm256_set1_ps(x.d[(r0 + i) * nb + b]));
+                acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums[i]), scale, acc[i]);
+            }
+        }
+        for (i, a) in acc.iter().enumerate() {
+            // SAFETY: `out` holds R rows of 16 floats.
+            unsafe { _mm256_storeu_ps(out[i * TILE + h * 8..].as_mut_ptr(), *a) };
+        }
+    }
+}
+
 /// [`matmul`] in scalar code, for the tests and machines without the kernel.
 #[cfg(test)]
 fn matmul_reference(w: &PackedQ8, x: &Acts) -> Vec<f32> {
@@ -293,16 +350,9 @@ fn matmul_reference(w: &PackedQ8, x: &Acts) -> Vec<f32> {
     y
 }
 
-/// `n` values uniform in [-1, 1) from `seed` (the kernels' tests).
-#[cfg(test)]
-pub(crate) fn random(n: usize, seed: u64) -> Vec<f32> {
-    use rand::{Rng, SeedableRng};
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-    (0..n).map(|_| rng.random_range(-1.0f32..1.0)).collect()
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::random;
     use super::*;
 
     #[test]
@@ -310,35 +360,45 @@ mod tests {
         let mut x = random(4 * 96, 3);
         // A block whose values fall on half steps (ties, rounded to even by both).
         x[..BLOCK].iter_mut().enumerate().for_each(|(j, v)| *v = if j == 0 { 127.0 } else { j as f32 + 0.5 });
-        let a = quantise_rows(&x, 4, 96);
-        let mut q = [0i8; BLOCK];
-        for (b, xb) in x.chunks(BLOCK).enumerate() {
-            assert_eq!(quantise_block(xb, &mut q), a.d[b]);
-            assert_eq!(q, a.qs[b * BLOCK..(b + 1) * BLOCK], "block {b}");
-            assert_eq!(a.offset[b], 128 * q.iter().map(|&v| v as i32).sum::<i32>());
+        for isa in Isa::runnable() {
+            let a = quantise_rows_on(isa, &x, 4, 96);
+            let mut q = [0i8; BLOCK];
+            for (b, xb) in x.chunks(BLOCK).enumerate() {
+                assert_eq!(quantise_block(xb, &mut q), a.d[b], "{isa:?}");
+                assert_eq!(q, a.qs[b * BLOCK..(b + 1) * BLOCK], "{isa:?} block {b}");
+                assert_eq!(a.offset[b], 128 * q.iter().map(|&v| v as i32).sum::<i32>());
+            }
         }
     }
 
     #[test]
-    fn the_kernel_equals_the_scalar_reference_bit_for_bit() {
-        // Rows not a multiple of the tile, every row-group size, a zero block.
+    fn every_level_equals_the_scalar_reference_bit_for_bit() {
+        // Rows not a multiple of the tile, every row-group size, a zero block, extreme bytes
+        // (±127 weights against ±127 activations: the largest pair sums AVX2 forms).
         for &(m, n, k) in &[(1, 40, 64), (3, 16, 32), (6, 33, 96), (9, 200, 576), (21, 48, 128)] {
             let mut w = random(n * k, 1);
             w[..BLOCK].fill(0.0);
-            let x = random(m * k, 2);
+            w[BLOCK..2 * BLOCK].iter_mut().enumerate().for_each(|(j, v)| *v = if j % 3 == 0 { -1.0 } else { 1.0 });
+            let mut x = random(m * k, 2);
+            x[BLOCK..2 * BLOCK].iter_mut().enumerate().for_each(|(j, v)| *v = if j % 2 == 0 { -1.0 } else { 1.0 });
             let p = PackedQ8::new(&w, n, k);
             let a = quantise_rows(&x, m, k);
-            let y = matmul(&p, &a);
-            assert_eq!(y, matmul_reference(&p, &a), "m={m} n={n} k={k}");
-            // Several weights in one pass: each product as alone.
+            let reference = matmul_reference(&p, &a);
             let p2 = PackedQ8::new(&random(7 * k, 4), 7, k);
-            let both = matmul_many(&[&p2, &p, &p2], &a);
-            assert_eq!((&both[0], &both[1], &both[2]), (&matmul(&p2, &a), &y, &matmul(&p2, &a)));
+            for isa in Isa::runnable() {
+                let y = matmul_many_on(isa, &[&p], &a).pop().unwrap();
+                assert_eq!(y, reference, "{isa:?} m={m} n={n} k={k}");
+                // Several weights in one pass: each product as alone.
+                let both = matmul_many_on(isa, &[&p2, &p, &p2], &a);
+                let alone = matmul_many_on(isa, &[&p2], &a).pop().unwrap();
+                assert_eq!((&both[0], &both[1], &both[2]), (&alone, &y, &alone), "{isa:?}");
+            }
             // And close to the f32 product.
             for r in 0..m {
                 for c in 0..n {
                     let exact: f32 = (0..k).map(|j| x[r * k + j] * w[c * k + j]).sum();
-                    assert!((y[r * n + c] - exact).abs() < 0.02 * (k as f32).sqrt(), "m={m} n={n} k={k} ({r},{c}): {} vs {exact}", y[r * n + c]);
+                    let y = reference[r * n + c];
+                    assert!((y - exact).abs() < 0.02 * (k as f32).sqrt(), "m={m} n={n} k={k} ({r},{c}): {y} vs {exact}");
                 }
             }
         }

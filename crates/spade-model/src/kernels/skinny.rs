@@ -1,4 +1,5 @@
-//! `x · Wᵀ` in f32 for a few rows of `x` (decode steps of a handful of sequences), on AVX-512.
+//! `x · Wᵀ` in f32 for a few rows of `x` (decode steps of a handful of sequences), on AVX-512
+//! or AVX2.
 //!
 //! Why our own: a general GEMM (OpenBLAS, candle's `gemm`) packs panels of the weight for every
 //! call and is tuned for many rows; with 1–16 rows a decode step's products are bound by reading
@@ -10,8 +11,10 @@
 //! Every output is one row of `W` against one row of `x`, summed the same way whatever the
 //! other rows: 16 lanes each accumulate every 16th product in order (fused multiply-add), and
 //! the lanes are added by one fixed tree. So a sequence's products do not depend on its
-//! batch-mates, and [`matmul_reference`] (scalar) equals the kernel bit for bit.
+//! batch-mates, and [`matmul_reference`] (scalar) equals the kernel bit for bit. On AVX2 the 16
+//! lanes are two 8-lane registers and the tree's first step adds them, so the sums are the same.
 
+use super::Isa;
 use rayon::prelude::*;
 
 /// Rows of `x` at most for which [`matmul`] is the product to use: measured against OpenBLAS in
@@ -22,19 +25,21 @@ pub(crate) const MAX_ROWS: usize = 32;
 const LANES: usize = 16;
 /// Activation rows applied to a pair of weight rows at a time (2 × 8 accumulators in registers).
 const ROWS: usize = 8;
+/// The same on AVX2 (2 × 2 registers per row).
+const ROWS_AVX2: usize = 3;
 
-/// Whether this CPU has AVX-512 F (this kernel and the engine's decode attention need it).
+/// Whether the kernels' level runs this product (a vector level; in scalar code a BLAS is faster).
 pub(crate) fn available() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::is_x86_feature_detected!("avx512f")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    false
+    super::isa() >= Isa::Avx2
 }
 
 /// `y = x · Wᵀ`: `x` is `(m, k)`, `w` is `(n, k)`, both row-major; `y` is `(m, n)`.
 pub(crate) fn matmul(w: &[f32], n: usize, k: usize, x: &[f32], m: usize) -> Vec<f32> {
+    matmul_on(super::isa(), w, n, k, x, m)
+}
+
+/// [`matmul`] at level `isa`.
+pub(crate) fn matmul_on(isa: Isa, w: &[f32], n: usize, k: usize, x: &[f32], m: usize) -> Vec<f32> {
     assert!(w.len() == n * k && x.len() == m * k, "skinny::matmul: w must hold n·k and x m·k values");
     if m == 0 || n == 0 {
         return Vec::new();
@@ -47,27 +52,32 @@ pub(crate) fn matmul(w: &[f32], n: usize, k: usize, x: &[f32], m: usize) -> Vec<
         let o = 2 * p;
         let pair = &w[o * k..(o + out.len() / m) * k];
         #[cfg(target_arch = "x86_64")]
-        if available() {
+        if isa >= Isa::Avx2 {
+            let rows = if isa == Isa::Avx512 { ROWS } else { ROWS_AVX2 };
             let mut r0 = 0;
             while r0 < m {
-                let r = (m - r0).min(ROWS);
-                // SAFETY: the CPU has AVX-512 F (checked by `available`).
+                let r = (m - r0).min(rows);
+                // SAFETY: the level is only what the CPU has (`Isa::supported`).
                 unsafe {
-                    match r {
-                        1 => pair_avx512::<1>(pair, k, x, r0, m, out),
-                        2 => pair_avx512::<2>(pair, k, x, r0, m, out),
-                        3 => pair_avx512::<3>(pair, k, x, r0, m, out),
-                        4 => pair_avx512::<4>(pair, k, x, r0, m, out),
-                        5 => pair_avx512::<5>(pair, k, x, r0, m, out),
-                        6 => pair_avx512::<6>(pair, k, x, r0, m, out),
-                        7 => pair_avx512::<7>(pair, k, x, r0, m, out),
-                        _ => pair_avx512::<8>(pair, k, x, r0, m, out),
+                    match (isa, r) {
+                        (Isa::Avx512, 1) => pair_avx512::<1>(pair, k, x, r0, m, out),
+                        (Isa::Avx512, 2) => pair_avx512::<2>(pair, k, x, r0, m, out),
+                        (Isa::Avx512, 3) => pair_avx512::<3>(pair, k, x, r0, m, out),
+                        (Isa::Avx512, 4) => pair_avx512::<4>(pair, k, x, r0, m, out),
+                        (Isa::Avx512, 5) => pair_avx512::<5>(pair, k, x, r0, m, out),
+                        (Isa::Avx512, 6) => pair_avx512::<6>(pair, k, x, r0, m, out),
+                        (Isa::Avx512, 7) => pair_avx512::<7>(pair, k, x, r0, m, out),
+                        (Isa::Avx512, _) => pair_avx512::<8>(pair, k, x, r0, m, out),
+                        (_, 1) => pair_avx2::<1>(pair, k, x, r0, m, out),
+                        (_, 2) => pair_avx2::<2>(pair, k, x, r0, m, out),
+                        _ => pair_avx2::<3>(pair, k, x, r0, m, out),
                     }
                 }
                 r0 += r;
             }
             return;
         }
+        let _ = isa;
         pair_scalar(pair, k, x, m, out);
     });
     let mut y = vec![0f32; m * n];
@@ -157,6 +167,67 @@ fn lanes_avx512(v: std::arch::x86_64::__m512) -> f32 {
     _mm_cvtss_f32(s1)
 }
 
+/// [`pair_avx512`] on AVX2 (and FMA): lanes 0..8 and 8..16 of the 16 in two registers.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn pair_avx2<const R: usize>(pair: &[f32], k: usize, x: &[f32], r0: usize, m: usize, out: &mut [f32]) {
+    use std::arch::x86_64::*;
+    let two = pair.len() / k;
+    let (w0, w1) = (&pair[..k], &pair[(two - 1) * k..two * k]);
+    let rows: [&[f32]; R] = std::array::from_fn(|i| &x[(r0 + i) * k..(r0 + i + 1) * k]);
+    // [row][weight row][half]
+    let mut acc = [[[_mm256_setzero_ps(); 2]; 2]; R];
+    let mut j = 0;
+    while j < k {
+        for h in 0..2 {
+            let (v0, v1) = (load(w0, j + 8 * h), load(w1, j + 8 * h));
+            for (row, a) in rows.iter().zip(acc.iter_mut()) {
+                let xv = load(row, j + 8 * h);
+                a[0][h] = _mm256_fmadd_ps(xv, v0, a[0][h]);
+                a[1][h] = _mm256_fmadd_ps(xv, v1, a[1][h]);
+            }
+        }
+        j += LANES;
+    }
+    for i in 0..R {
+        out[r0 + i] = lanes_avx2(acc[i][0]);
+        if two == 2 {
+            out[m + r0 + i] = lanes_avx2(acc[i][1]);
+        }
+    }
+}
+
+/// The 8 values of `v` from `j` (zeros past its end).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+#[inline]
+fn load(v: &[f32], j: usize) -> std::arch::x86_64::__m256 {
+    use std::arch::x86_64::*;
+    if j + 8 <= v.len() {
+        // SAFETY: 8 values inside the row.
+        unsafe { _mm256_loadu_ps(v.as_ptr().add(j)) }
+    } else {
+        let mut t = [0f32; 8];
+        if j < v.len() {
+            t[..v.len() - j].copy_from_slice(&v[j..]);
+        }
+        // SAFETY: a local array of 8.
+        unsafe { _mm256_loadu_ps(t.as_ptr()) }
+    }
+}
+
+/// [`lane_sum`] of lanes 0..8 and 8..16, by the same tree.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn lanes_avx2([lo, hi]: [std::arch::x86_64::__m256; 2]) -> f32 {
+    use std::arch::x86_64::*;
+    let s8 = _mm256_add_ps(lo, hi);
+    let s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps::<1>(s8));
+    let s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
+    let s1 = _mm_add_ss(s2, _mm_shuffle_ps::<0b01>(s2, s2));
+    _mm_cvtss_f32(s1)
+}
+
 /// [`matmul`] in scalar code, for the tests.
 #[cfg(test)]
 fn matmul_reference(w: &[f32], n: usize, k: usize, x: &[f32], m: usize) -> Vec<f32> {
@@ -171,21 +242,25 @@ fn matmul_reference(w: &[f32], n: usize, k: usize, x: &[f32], m: usize) -> Vec<f
 
 #[cfg(test)]
 mod tests {
+    use super::super::random;
     use super::*;
-    use crate::q8::random;
 
     #[test]
-    fn the_kernel_equals_the_scalar_reference_bit_for_bit_and_each_row_is_its_own() {
+    fn every_level_equals_the_scalar_reference_bit_for_bit_and_each_row_is_its_own() {
         // Odd output counts (a lone last row), inner sizes not a multiple of 16, every row-group size.
         for &(m, n, k) in &[(1, 7, 16), (2, 33, 40), (5, 64, 576), (8, 3, 9), (9, 130, 96), (16, 49, 200)] {
             let w = random(n * k, 1);
             let x = random(m * k, 2);
-            let y = matmul(&w, n, k, &x, m);
-            assert_eq!(y, matmul_reference(&w, n, k, &x, m), "m={m} n={n} k={k}");
-            // A row alone gives what it gave among the others.
-            for r in 0..m {
-                assert_eq!(matmul(&w, n, k, &x[r * k..(r + 1) * k], 1), y[r * n..(r + 1) * n], "m={m} row {r}");
+            let reference = matmul_reference(&w, n, k, &x, m);
+            for isa in Isa::runnable() {
+                let y = matmul_on(isa, &w, n, k, &x, m);
+                assert_eq!(y, reference, "{isa:?} m={m} n={n} k={k}");
+                // A row alone gives what it gave among the others.
+                for r in 0..m {
+                    assert_eq!(matmul_on(isa, &w, n, k, &x[r * k..(r + 1) * k], 1), y[r * n..(r + 1) * n], "{isa:?} m={m} row {r}");
+                }
             }
+            let y = reference;
             // And the product itself, to f32 rounding.
             for r in 0..m {
                 for o in 0..n {

@@ -1,0 +1,351 @@
+//! Decode attention: one new row per sequence against its cached keys and values, for a group of
+//! sequences whose first `shared` positions are equal bit for bit (copied from one another), the
+//! `g` query heads of one KV head, head size `16 · L` (64, 128 or 256: [`serves`]).
+//!
+//! Keys and values are walked in blocks, every member in turn on a block, and the shared
+//! positions are read from the first member's cache: they come from memory once and from cache
+//! for the others. Each member's numbers are what it would get alone, and what [`rows_reference`]
+//! (scalar) gets: a key's score is 16 lanes of fused products (lane `l` sums every 16th product in
+//! order, the first a plain product), added by one fixed tree (within each group of four lanes
+//! `(x0 + x2) + (x1 + x3)`, then groups `(G0 + G1) + (G2 + G3)`), times the scale; the softmax is
+//! [`softmax_in_place`]; each output adds the values by fused multiply-adds in position order.
+//! AVX-512 holds the 16 lanes in one register, AVX2 in two (lanes 0..8 and 8..16), and both sum
+//! by that tree, so the levels agree bit for bit.
+
+use super::Isa;
+use crate::blocks::softmax_in_place;
+
+/// Keys a block walks before the next member takes its turn.
+const BLOCK: usize = 64;
+
+/// Whether these kernels serve head size `hd`.
+pub(crate) fn serves(hd: usize) -> bool {
+    matches!(hd, 64 | 128 | 256)
+}
+
+/// The rows of `qs.len()` members (see the module docs): member `m` has its row `qs[m]` (all
+/// query heads), its KV head's cache `ks[m]`, `vs[m]` (`hd` floats per position) and `keys[m]`
+/// positions. Returns each member's `g · hd` outputs, side by side. `hd` must be [`serves`]'s;
+/// the scalar level runs [`rows_reference`].
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn rows(
+    isa: Isa,
+    qs: &[&[f32]],
+    ks: &[&[f32]],
+    vs: &[&[f32]],
+    keys: &[usize],
+    shared: usize,
+    kvh: usize,
+    g: usize,
+    hd: usize,
+    scale: f32,
+) -> Vec<f32> {
+    assert!(serves(hd) && keys.iter().all(|&n| n >= shared));
+    for m in 0..qs.len() {
+        assert!(qs[m].len() >= (kvh + 1) * g * hd && ks[m].len() >= keys[m] * hd && vs[m].len() >= keys[m] * hd);
+    }
+    let a = Args { qs, ks, vs, keys, shared, kvh, g, hd, scale };
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: the level is only what the CPU has (`Isa::supported`); the sizes were checked above.
+    unsafe {
+        match (isa, hd / 16) {
+            (Isa::Avx512, 4) => return rows_avx512::<4>(&a),
+            (Isa::Avx512, 8) => return rows_avx512::<8>(&a),
+            (Isa::Avx512, _) => return rows_avx512::<16>(&a),
+            (Isa::Avx2, 4) => return rows_avx2::<4>(&a),
+            (Isa::Avx2, 8) => return rows_avx2::<8>(&a),
+            (Isa::Avx2, _) => return rows_avx2::<16>(&a),
+            _ => {}
+        }
+    }
+    let _ = isa;
+    rows_reference(&a)
+}
+
+/// [`rows`]'s arguments.
+struct Args<'a> {
+    qs: &'a [&'a [f32]],
+    ks: &'a [&'a [f32]],
+    vs: &'a [&'a [f32]],
+    keys: &'a [usize],
+    shared: usize,
+    kvh: usize,
+    g: usize,
+    hd: usize,
+    scale: f32,
+}
+
+impl Args<'_> {
+    /// Position `t` of member `m` in cache `b`: the first member's copy while shared.
+    fn row(&self, b: &[&[f32]], m: usize, t: usize) -> *const f32 {
+        b[if t < self.shared { 0 } else { m }][t * self.hd..].as_ptr()
+    }
+
+    /// Each member's scores: `g` rows of `keys[m]` rounded up to 16.
+    fn scores(&self) -> (Vec<usize>, Vec<Vec<f32>>) {
+        let stride: Vec<usize> = self.keys.iter().map(|&n| n.next_multiple_of(16)).collect();
+        let p = stride.iter().map(|&n| vec![0f32; self.g * n]).collect();
+        (stride, p)
+    }
+
+    fn softmax(&self, stride: &[usize], p: &mut [Vec<f32>]) {
+        for m in 0..self.qs.len() {
+            for h in 0..self.g {
+                softmax_in_place(&mut p[m][h * stride[m]..h * stride[m] + self.keys[m]]);
+            }
+        }
+    }
+}
+
+/// The tree of the module docs over 16 lanes.
+fn tree16(x: &[f32; 16]) -> f32 {
+    let group = |i: usize| (x[4 * i] + x[4 * i + 2]) + (x[4 * i + 1] + x[4 * i + 3]);
+    (group(0) + group(1)) + (group(2) + group(3))
+}
+
+/// [`rows`] in scalar code, one member at a time: the numbers every level computes.
+fn rows_reference(a: &Args) -> Vec<f32> {
+    let (g, hd) = (a.g, a.hd);
+    let mut out = vec![0f32; a.qs.len() * g * hd];
+    for m in 0..a.qs.len() {
+        let n = a.keys[m];
+        for h in 0..g {
+            let q = &a.qs[m][(a.kvh * g + h) * hd..(a.kvh * g + h + 1) * hd];
+            let mut p: Vec<f32> = (0..n)
+                .map(|t| {
+                    let k = &a.ks[m][t * hd..(t + 1) * hd];
+                    let mut lanes = [0f32; 16];
+                    for (l, lane) in lanes.iter_mut().enumerate() {
+                        *lane = q[l] * k[l];
+                        for i in (16 + l..hd).step_by(16) {
+                            *lane = q[i].mul_add(k[i], *lane);
+                        }
+                    }
+                    tree16(&lanes) * a.scale
+                })
+                .collect();
+            softmax_in_place(&mut p);
+            let o = &mut out[(m * g + h) * hd..(m * g + h + 1) * hd];
+            for (t, &w) in p.iter().enumerate() {
+                for (o, &v) in o.iter_mut().zip(&a.vs[m][t * hd..(t + 1) * hd]) {
+                    *o = w.mul_add(v, *o);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The 16 scores of `v` (lane `j` of the result: the tree of `v[j]`'s lanes).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn hsum16(v: &[std::arch::x86_64::__m512; 16]) -> std::arch::x86_64::__m512 {
+    use std::arch::x86_64::*;
+    // Within each 128-bit lane: pairs, then quads of vectors.
+    let s1: [__m512; 8] =
+        std::array::from_fn(|i| _mm512_add_ps(_mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]), _mm512_unpackhi_ps(v[2 * i], v[2 * i + 1])));
+    let s2: [__m512; 4] = std::array::from_fn(|i| {
+        _mm512_add_ps(_mm512_shuffle_ps::<0x44>(s1[2 * i], s1[2 * i + 1]), _mm512_shuffle_ps::<0xEE>(s1[2 * i], s1[2 * i + 1]))
+    });
+    // Across the four 128-bit lanes.
+    let t: [__m512; 2] = std::array::from_fn(|i| {
+        _mm512_add_ps(_mm512_shuffle_f32x4::<0x88>(s2[2 * i], s2[2 * i + 1]), _mm512_shuffle_f32x4::<0xDD>(s2[2 * i], s2[2 * i + 1]))
+    });
+    _mm512_add_ps(_mm512_shuffle_f32x4::<0x88>(t[0], t[1]), _mm512_shuffle_f32x4::<0xDD>(t[0], t[1]))
+}
+
+/// [`rows`] on AVX-512 (`hd = 16 · L`): 16 keys' scores at a time.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn rows_avx512<const L: usize>(a: &Args) -> Vec<f32> {
+    use std::arch::x86_64::*;
+    let (g, hd, members) = (a.g, a.hd, a.qs.len());
+    let most = a.keys.iter().copied().max().unwrap_or(0);
+    let (stride, mut p) = a.scores();
+    // SAFETY (every pointer below): rows lie inside the caches and heads inside the rows (checked by `rows`).
+    unsafe {
+        for t0 in (0..most).step_by(BLOCK) {
+            for m in 0..members {
+                for b0 in (t0..(t0 + BLOCK).min(a.keys[m])).step_by(16) {
+                    let n = 16.min(a.keys[m] - b0);
+                    for h in 0..g {
+                        let q = a.qs[m][(a.kvh * g + h) * hd..].as_ptr();
+                        let qv: [__m512; L] = std::array::from_fn(|i| _mm512_loadu_ps(q.add(16 * i)));
+                        let mut acc = [_mm512_setzero_ps(); 16];
+                        for (j, s) in acc.iter_mut().enumerate().take(n) {
+                            let kr = a.row(a.ks, m, b0 + j);
+                            *s = _mm512_mul_ps(qv[0], _mm512_loadu_ps(kr));
+                            for (i, qi) in qv.iter().enumerate().skip(1) {
+                                *s = _mm512_fmadd_ps(*qi, _mm512_loadu_ps(kr.add(16 * i)), *s);
+                            }
+                        }
+                        let sc = _mm512_mul_ps(hsum16(&acc), _mm512_set1_ps(a.scale));
+                        _mm512_storeu_ps(p[m][h * stride[m] + b0..].as_mut_ptr(), sc);
+                    }
+                }
+            }
+        }
+    }
+    a.softmax(&stride, &mut p);
+    let mut out = vec![0f32; members * g * hd];
+    unsafe {
+        for t0 in (0..most).step_by(BLOCK) {
+            for m in 0..members {
+                let t1 = (t0 + BLOCK).min(a.keys[m]);
+                for h in 0..g {
+                    let o = out[(m * g + h) * hd..].as_mut_ptr();
+                    let mut acc: [__m512; L] = std::array::from_fn(|i| _mm512_loadu_ps(o.add(16 * i)));
+                    for t in t0..t1 {
+                        let (wt, vr) = (_mm512_set1_ps(p[m][h * stride[m] + t]), a.row(a.vs, m, t));
+                        for (i, s) in acc.iter_mut().enumerate() {
+                            *s = _mm512_fmadd_ps(wt, _mm512_loadu_ps(vr.add(16 * i)), *s);
+                        }
+                    }
+                    for (i, s) in acc.iter().enumerate() {
+                        _mm512_storeu_ps(o.add(16 * i), *s);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The 8 partial scores of `v` (lane `j`: groups 0 and 1 of `v[j]`'s 8 lanes, `G0 + G1`, by the tree).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn hsum8(v: &[std::arch::x86_64::__m256; 8]) -> std::arch::x86_64::__m256 {
+    use std::arch::x86_64::*;
+    let s1: [__m256; 4] =
+        std::array::from_fn(|i| _mm256_add_ps(_mm256_unpacklo_ps(v[2 * i], v[2 * i + 1]), _mm256_unpackhi_ps(v[2 * i], v[2 * i + 1])));
+    let s2: [__m256; 2] = std::array::from_fn(|i| {
+        _mm256_add_ps(_mm256_shuffle_ps::<0x44>(s1[2 * i], s1[2 * i + 1]), _mm256_shuffle_ps::<0xEE>(s1[2 * i], s1[2 * i + 1]))
+    });
+    _mm256_add_ps(_mm256_permute2f128_ps::<0x20>(s2[0], s2[1]), _mm256_permute2f128_ps::<0x31>(s2[0], s2[1]))
+}
+
+/// [`rows`] on AVX2 and FMA (`hd = 16 · L`): 8 keys' scores at a time, each key's 16 lanes in two
+/// registers, the tree's last step adding the halves' sums.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn rows_avx2<const L: usize>(a: &Args) -> Vec<f32> {
+    use std::arch::x86_64::*;
+    let (g, hd, members) = (a.g, a.hd, a.qs.len());
+    let most = a.keys.iter().copied().max().unwrap_or(0);
+    let (stride, mut p) = a.scores();
+    // SAFETY (every pointer below): rows lie inside the caches and heads inside the rows (checked by `rows`).
+    unsafe {
+        for t0 in (0..most).step_by(BLOCK) {
+            for m in 0..members {
+                for b0 in (t0..(t0 + BLOCK).min(a.keys[m])).step_by(8) {
+                    let n = 8.min(a.keys[m] - b0);
+                    for h in 0..g {
+                        let q = a.qs[m][(a.kvh * g + h) * hd..].as_ptr();
+                        let mut lo = [_mm256_setzero_ps(); 8];
+                        let mut hi = [_mm256_setzero_ps(); 8];
+                        for j in 0..n {
+                            let kr = a.row(a.ks, m, b0 + j);
+                            lo[j] = _mm256_mul_ps(_mm256_loadu_ps(q), _mm256_loadu_ps(kr));
+                            hi[j] = _mm256_mul_ps(_mm256_loadu_ps(q.add(8)), _mm256_loadu_ps(kr.add(8)));
+                            for i in 1..L {
+                                lo[j] = _mm256_fmadd_ps(_mm256_loadu_ps(q.add(16 * i)), _mm256_loadu_ps(kr.add(16 * i)), lo[j]);
+                                hi[j] = _mm256_fmadd_ps(_mm256_loadu_ps(q.add(16 * i + 8)), _mm256_loadu_ps(kr.add(16 * i + 8)), hi[j]);
+                            }
+                        }
+                        let sc = _mm256_mul_ps(_mm256_add_ps(hsum8(&lo), hsum8(&hi)), _mm256_set1_ps(a.scale));
+                        _mm256_storeu_ps(p[m][h * stride[m] + b0..].as_mut_ptr(), sc);
+                    }
+                }
+            }
+        }
+    }
+    a.softmax(&stride, &mut p);
+    let mut out = vec![0f32; members * g * hd];
+    unsafe {
+        for t0 in (0..most).step_by(BLOCK) {
+            for m in 0..members {
+                let t1 = (t0 + BLOCK).min(a.keys[m]);
+                for h in 0..g {
+                    let o = out[(m * g + h) * hd..].as_mut_ptr();
+                    // Half the head at a time (L registers).
+                    for half in 0..2 {
+                        let o = o.add(half * 8 * L);
+                        let mut acc: [__m256; L] = std::array::from_fn(|i| _mm256_loadu_ps(o.add(8 * i)));
+                        for t in t0..t1 {
+                            let (wt, vr) = (_mm256_set1_ps(p[m][h * stride[m] + t]), a.row(a.vs, m, t).add(half * 8 * L));
+                            for (i, s) in acc.iter_mut().enumerate() {
+                                *s = _mm256_fmadd_ps(wt, _mm256_loadu_ps(vr.add(8 * i)), *s);
+                            }
+                        }
+                        for (i, s) in acc.iter().enumerate() {
+                            _mm256_storeu_ps(o.add(8 * i), *s);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::random;
+    use super::*;
+
+    /// Attention of one row in f64.
+    #[allow(clippy::too_many_arguments)]
+    fn exact(q: &[f32], k: &[f32], v: &[f32], keys: usize, kvh: usize, g: usize, hd: usize, scale: f32) -> Vec<f32> {
+        let mut out = Vec::new();
+        for h in 0..g {
+            let qh = &q[(kvh * g + h) * hd..(kvh * g + h + 1) * hd];
+            let s: Vec<f64> = (0..keys).map(|t| (0..hd).map(|i| qh[i] as f64 * k[t * hd + i] as f64).sum::<f64>() * scale as f64).collect();
+            let mx = s.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            let e: Vec<f64> = s.iter().map(|x| (x - mx).exp()).collect();
+            let z: f64 = e.iter().sum();
+            out.extend((0..hd).map(|i| ((0..keys).map(|t| e[t] * v[t * hd + i] as f64).sum::<f64>() / z) as f32));
+        }
+        out
+    }
+
+    fn sl(v: &[Vec<f32>]) -> Vec<&[f32]> {
+        v.iter().map(Vec::as_slice).collect()
+    }
+
+    #[test]
+    fn every_level_equals_the_reference_bit_for_bit_grouped_or_alone() {
+        for hd in [64, 128, 256] {
+            let (nh, nkv) = (6, 2);
+            let g = nh / nkv;
+            let scale = 1.0 / (hd as f32).sqrt();
+            // Three members copied from one another for 37 positions, then each its own; key
+            // counts off the blocks (1, 37, 101, 130).
+            let shared = 37;
+            let (base_k, base_v) = (random(shared * hd, 1), random(shared * hd, 2));
+            let keys = [40usize, 37, 101, 130];
+            let own = |n: usize, s: u64| random((n - shared) * hd, s);
+            let ks: Vec<Vec<f32>> = keys.iter().enumerate().map(|(i, &n)| [base_k.clone(), own(n, 10 + i as u64)].concat()).collect();
+            let vs: Vec<Vec<f32>> = keys.iter().enumerate().map(|(i, &n)| [base_v.clone(), own(n, 20 + i as u64)].concat()).collect();
+            let qs: Vec<Vec<f32>> = (0..keys.len()).map(|i| random(nh * hd, 30 + i as u64)).collect();
+            for kvh in 0..nkv {
+                let reference = rows_reference(&Args { qs: &sl(&qs), ks: &sl(&ks), vs: &sl(&vs), keys: &keys, shared, kvh, g, hd, scale });
+                for isa in Isa::runnable() {
+                    let together = rows(isa, &sl(&qs), &sl(&ks), &sl(&vs), &keys, shared, kvh, g, hd, scale);
+                    assert_eq!(together, reference, "{isa:?} hd {hd} kvh {kvh}: grouped differs from the reference");
+                    for m in 0..keys.len() {
+                        let one = |v: &[Vec<f32>]| -> Vec<f32> { v[m].clone() };
+                        let (q1, k1, v1) = (one(&qs), one(&ks), one(&vs));
+                        let alone = rows(isa, &[&q1], &[&k1], &[&v1], &keys[m..m + 1], keys[m], kvh, g, hd, scale);
+                        assert_eq!(alone, reference[m * g * hd..(m + 1) * g * hd], "{isa:?} hd {hd} member {m}: alone differs");
+                    }
+                }
+                for m in 0..keys.len() {
+                    let want = exact(&qs[m], &ks[m], &vs[m], keys[m], kvh, g, hd, scale);
+                    for (a, b) in reference[m * g * hd..(m + 1) * g * hd].iter().zip(&want) {
+                        assert!((a - b).abs() < 1e-5, "hd {hd} member {m}: {a} vs {b}");
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,117 @@
+//! The engine's own CPU kernels (the Q8_0 product [`q8`], the few-row f32 product [`skinny`],
+//! the decode attention [`attend`]), and the one place that picks the instruction set they run on.
+//!
+//! Levels, best first: `avx512` (AVX-512 F, BW and VNNI), `avx2` (AVX2, FMA and F16C: AMD Zen,
+//! Intel client CPUs), `scalar` (anything else). Each kernel's vector forms are held bit for bit to
+//! its scalar reference by the tests, so forcing AVX-512 down to AVX2 changes the speed and never
+//! the numbers; at `scalar` the engine runs the products on candle instead of the slow reference
+//! (the same tokens, log-probs off by rounding). The level is the best this CPU has, or the one
+//! `SPADE_ISA` names (`auto`, `avx512`, `avx2`, `scalar`): forcing it down is how the benches
+//! measure the paths a user's CPU takes, and how the tests run the scalar path on any machine.
+
+pub(crate) mod attend;
+pub(crate) mod q8;
+pub(crate) mod skinny;
+
+use std::sync::OnceLock;
+
+/// The environment variable that forces the level.
+pub const ISA_ENV: &str = "SPADE_ISA";
+
+/// An instruction-set level of the kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Isa {
+    Scalar,
+    Avx2,
+    Avx512,
+}
+
+impl Isa {
+    /// Every level, worst first.
+    pub const ALL: [Isa; 3] = [Isa::Scalar, Isa::Avx2, Isa::Avx512];
+
+    /// The name `SPADE_ISA` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Isa::Scalar => "scalar",
+            Isa::Avx2 => "avx2",
+            Isa::Avx512 => "avx512",
+        }
+    }
+
+    /// Whether this CPU runs this level's kernels.
+    pub fn supported(self) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::is_x86_feature_detected as has;
+            match self {
+                Isa::Scalar => true,
+                Isa::Avx2 => has!("avx2") && has!("fma") && has!("f16c"),
+                Isa::Avx512 => Isa::Avx2.supported() && has!("avx512f") && has!("avx512bw") && has!("avx512vnni"),
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            self == Isa::Scalar
+        }
+    }
+
+    /// The best level this CPU runs.
+    pub fn detected() -> Isa {
+        Isa::ALL.into_iter().rev().find(|i| i.supported()).unwrap_or(Isa::Scalar)
+    }
+
+    /// The levels this CPU runs (what the tests compare), worst first.
+    pub fn runnable() -> Vec<Isa> {
+        Isa::ALL.into_iter().filter(|i| i.supported()).collect()
+    }
+}
+
+/// The level `SPADE_ISA` asks for (the detected one when it is unset, empty or `auto`); an error
+/// names the variable and the value when it is unknown or beyond this CPU.
+pub fn configured() -> Result<Isa, String> {
+    let value = std::env::var(ISA_ENV).unwrap_or_default();
+    let value = value.trim();
+    if value.is_empty() || value == "auto" {
+        return Ok(Isa::detected());
+    }
+    let Some(isa) = Isa::ALL.into_iter().find(|i| i.name() == value) else {
+        return Err(format!("{ISA_ENV}={value}: unknown; use auto, avx512, avx2 or scalar"));
+    };
+    if !isa.supported() {
+        return Err(format!("{ISA_ENV}={value}: this CPU does not have it (it has {})", Isa::detected().name()));
+    }
+    Ok(isa)
+}
+
+/// The level the kernels run at in this process: [`configured`], read once (the detected level
+/// when the variable is wrong; the stages check it first and stop on an error).
+pub fn isa() -> Isa {
+    static LEVEL: OnceLock<Isa> = OnceLock::new();
+    *LEVEL.get_or_init(|| configured().unwrap_or_else(|_| Isa::detected()))
+}
+
+/// `n` values uniform in [-1, 1) from `seed` (the kernels' tests).
+#[cfg(test)]
+pub(crate) fn random(n: usize, seed: u64) -> Vec<f32> {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    (0..n).map(|_| rng.random_range(-1.0f32..1.0)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_are_ordered_and_scalar_always_runs() {
+        assert!(Isa::Scalar.supported());
+        let r = Isa::runnable();
+        assert_eq!(r[0], Isa::Scalar);
+        assert_eq!(*r.last().unwrap(), Isa::detected());
+        // A CPU with the better level has the lesser ones.
+        for w in Isa::ALL.windows(2) {
+            assert!(!w[1].supported() || w[0].supported());
+        }
+    }
+}
