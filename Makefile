@@ -135,7 +135,7 @@ SHARDED = $(if $(SHARDS),$(foreach i,$(SHARD_IDS),$(1)/shard-$(i).parquet),$(1))
 # The --shard flag of a shard file target ($@); nothing without SHARDS.
 SHARD_FLAG = $(if $(SHARDS),--shard $(patsubst shard-%.parquet,%,$(notdir $@))/$(SHARDS),)
 
-.PHONY: bench-fsdp gguf install seed-plays all build test test-all test-fsdp test-slurm test-server bench venv model deps round round-deps rounds report warmstart warmstart-check experiment clean-runs help
+.PHONY: bench-fsdp gguf install seed-plays all build test test-all test-fsdp test-slurm test-server test-arm bench venv model deps round round-deps rounds report warmstart warmstart-check experiment clean-runs help
 
 all: build
 
@@ -178,6 +178,12 @@ test: deps venv model
 ## `make test-server`, `make test-fsdp`).
 test-all: deps venv model
 	$(CARGO) test --workspace -- --include-ignored --skip slurm:: --skip server:: --skip grpo::fsdp::
+
+## The engine's kernels on ARM without an ARM machine: cross-compiled for aarch64 and run under
+## qemu-user (NEON with and without dotprod against the scalar reference, a tiny model's tokens at
+## every level); installs the cross gcc, qemu-user and the Rust target when missing.
+test-arm:
+	$(SHELL) scripts/test-arm.sh
 
 ## The FSDP trainer (GRPO_STEP=scripts/grpo_step_fsdp.sh) against spade's own step: the same update,
 ## one process or two (gloo), checkpoints that resume in either trainer; scripts/torch-venv.sh makes

@@ -9,8 +9,8 @@
 //! order, the first a plain product), added by one fixed tree (within each group of four lanes
 //! `(x0 + x2) + (x1 + x3)`, then groups `(G0 + G1) + (G2 + G3)`), times the scale; the softmax is
 //! [`softmax_in_place`]; each output adds the values by fused multiply-adds in position order.
-//! AVX-512 holds the 16 lanes in one register, AVX2 in two (lanes 0..8 and 8..16), and both sum
-//! by that tree, so the levels agree bit for bit.
+//! AVX-512 holds the 16 lanes in one register, AVX2 in two (lanes 0..8 and 8..16), NEON in four,
+//! and all sum by that tree, so the levels agree bit for bit.
 
 use super::Isa;
 use crate::blocks::softmax_in_place;
@@ -57,6 +57,10 @@ pub(crate) fn rows(
             (Isa::Avx2, _) => return rows_avx2::<16>(&a),
             _ => {}
         }
+    }
+    #[cfg(target_arch = "aarch64")]
+    if isa.vector() {
+        return rows_neon(&a);
     }
     let _ = isa;
     rows_reference(&a)
@@ -129,6 +133,68 @@ fn rows_reference(a: &Args) -> Vec<f32> {
             for (t, &w) in p.iter().enumerate() {
                 for (o, &v) in o.iter_mut().zip(&a.vs[m][t * hd..(t + 1) * hd]) {
                     *o = w.mul_add(v, *o);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// [`rows`] on NEON: a key's 16 lanes in four 4-lane registers, added by [`tree16`]; the values
+/// four outputs at a time.
+#[cfg(target_arch = "aarch64")]
+fn rows_neon(a: &Args) -> Vec<f32> {
+    use std::arch::aarch64::*;
+    let (g, hd, members) = (a.g, a.hd, a.qs.len());
+    let most = a.keys.iter().copied().max().unwrap_or(0);
+    let (stride, mut p) = a.scores();
+    // SAFETY (every pointer below): rows lie inside the caches and heads inside the rows (checked
+    // by `rows`, `hd` a multiple of 16); NEON is part of every aarch64 target.
+    unsafe {
+        for t0 in (0..most).step_by(BLOCK) {
+            for m in 0..members {
+                for t in t0..(t0 + BLOCK).min(a.keys[m]) {
+                    let kr = a.row(a.ks, m, t);
+                    for h in 0..g {
+                        let q = a.qs[m][(a.kvh * g + h) * hd..].as_ptr();
+                        let mut acc: [float32x4_t; 4] = std::array::from_fn(|c| vmulq_f32(vld1q_f32(q.add(4 * c)), vld1q_f32(kr.add(4 * c))));
+                        for i in (16..hd).step_by(16) {
+                            for (c, s) in acc.iter_mut().enumerate() {
+                                *s = vfmaq_f32(*s, vld1q_f32(q.add(i + 4 * c)), vld1q_f32(kr.add(i + 4 * c)));
+                            }
+                        }
+                        let mut lanes = [0f32; 16];
+                        for (c, s) in acc.iter().enumerate() {
+                            vst1q_f32(lanes[4 * c..].as_mut_ptr(), *s);
+                        }
+                        p[m][h * stride[m] + t] = tree16(&lanes) * a.scale;
+                    }
+                }
+            }
+        }
+    }
+    a.softmax(&stride, &mut p);
+    let mut out = vec![0f32; members * g * hd];
+    unsafe {
+        for t0 in (0..most).step_by(BLOCK) {
+            for m in 0..members {
+                let t1 = (t0 + BLOCK).min(a.keys[m]);
+                for h in 0..g {
+                    let o = out[(m * g + h) * hd..].as_mut_ptr();
+                    // 16 outputs at a time (four registers).
+                    for c0 in (0..hd).step_by(16) {
+                        let o = o.add(c0);
+                        let mut acc: [float32x4_t; 4] = std::array::from_fn(|i| vld1q_f32(o.add(4 * i)));
+                        for t in t0..t1 {
+                            let (wt, vr) = (vdupq_n_f32(p[m][h * stride[m] + t]), a.row(a.vs, m, t).add(c0));
+                            for (i, s) in acc.iter_mut().enumerate() {
+                                *s = vfmaq_f32(*s, wt, vld1q_f32(vr.add(4 * i)));
+                            }
+                        }
+                        for (i, s) in acc.iter().enumerate() {
+                            vst1q_f32(o.add(4 * i), *s);
+                        }
+                    }
                 }
             }
         }

@@ -1,12 +1,13 @@
 //! The engine's own CPU kernels (the Q8_0 product [`q8`], the few-row f32 product [`skinny`],
 //! the decode attention [`attend`]), and the one place that picks the instruction set they run on.
 //!
-//! Levels, best first: `avx512` (AVX-512 F, BW and VNNI), `avx2` (AVX2, FMA and F16C: AMD Zen,
-//! Intel client CPUs), `scalar` (anything else). Each kernel's vector forms are held bit for bit to
+//! Levels, best first: on x86-64 `avx512` (AVX-512 F, BW and VNNI), `avx2` (AVX2, FMA and F16C:
+//! AMD Zen, Intel client CPUs); on ARM (aarch64) `dotprod` (NEON with the dot-product
+//! instructions: Graviton 2+, Apple M, Cortex-A76+), `neon` (any aarch64); `scalar` anywhere. Each kernel's vector forms are held bit for bit to
 //! its scalar reference by the tests, so forcing AVX-512 down to AVX2 changes the speed and never
 //! the numbers; at `scalar` the engine runs the products on candle instead of the slow reference
 //! (the same tokens, log-probs off by rounding). The level is the best this CPU has, or the one
-//! `SPADE_ISA` names (`auto`, `avx512`, `avx2`, `scalar`): forcing it down is how the benches
+//! `SPADE_ISA` names (`auto` or a level's name): forcing it down is how the benches
 //! measure the paths a user's CPU takes, and how the tests run the scalar path on any machine.
 
 pub(crate) mod attend;
@@ -18,22 +19,27 @@ use std::sync::OnceLock;
 /// The environment variable that forces the level.
 pub const ISA_ENV: &str = "SPADE_ISA";
 
-/// An instruction-set level of the kernels.
+/// An instruction-set level of the kernels. The order is worse to better within one
+/// architecture (x86-64's levels and ARM's are never both supported).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Isa {
     Scalar,
+    Neon,
+    Dotprod,
     Avx2,
     Avx512,
 }
 
 impl Isa {
     /// Every level, worst first.
-    pub const ALL: [Isa; 3] = [Isa::Scalar, Isa::Avx2, Isa::Avx512];
+    pub const ALL: [Isa; 5] = [Isa::Scalar, Isa::Neon, Isa::Dotprod, Isa::Avx2, Isa::Avx512];
 
     /// The name `SPADE_ISA` takes.
     pub fn name(self) -> &'static str {
         match self {
             Isa::Scalar => "scalar",
+            Isa::Neon => "neon",
+            Isa::Dotprod => "dotprod",
             Isa::Avx2 => "avx2",
             Isa::Avx512 => "avx512",
         }
@@ -46,14 +52,29 @@ impl Isa {
             use std::is_x86_feature_detected as has;
             match self {
                 Isa::Scalar => true,
+                Isa::Neon | Isa::Dotprod => false,
                 Isa::Avx2 => has!("avx2") && has!("fma") && has!("f16c"),
                 Isa::Avx512 => Isa::Avx2.supported() && has!("avx512f") && has!("avx512bw") && has!("avx512vnni"),
             }
         }
-        #[cfg(not(target_arch = "x86_64"))]
+        #[cfg(target_arch = "aarch64")]
+        {
+            // NEON is part of every aarch64 target.
+            match self {
+                Isa::Scalar | Isa::Neon => true,
+                Isa::Dotprod => std::arch::is_aarch64_feature_detected!("dotprod"),
+                Isa::Avx2 | Isa::Avx512 => false,
+            }
+        }
+        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
         {
             self == Isa::Scalar
         }
+    }
+
+    /// Whether this is a vector level (the kernels' own fast forms run).
+    pub fn vector(self) -> bool {
+        self != Isa::Scalar
     }
 
     /// The best level this CPU runs.
@@ -76,7 +97,8 @@ pub fn configured() -> Result<Isa, String> {
         return Ok(Isa::detected());
     }
     let Some(isa) = Isa::ALL.into_iter().find(|i| i.name() == value) else {
-        return Err(format!("{ISA_ENV}={value}: unknown; use auto, avx512, avx2 or scalar"));
+        let names: Vec<&str> = Isa::ALL.iter().rev().map(|i| i.name()).collect();
+        return Err(format!("{ISA_ENV}={value}: unknown; use auto, {}", names.join(", ")));
     };
     if !isa.supported() {
         return Err(format!("{ISA_ENV}={value}: this CPU does not have it (it has {})", Isa::detected().name()));
@@ -109,9 +131,13 @@ mod tests {
         let r = Isa::runnable();
         assert_eq!(r[0], Isa::Scalar);
         assert_eq!(*r.last().unwrap(), Isa::detected());
-        // A CPU with the better level has the lesser ones.
-        for w in Isa::ALL.windows(2) {
-            assert!(!w[1].supported() || w[0].supported());
+        // `make test-arm` says which level each emulated CPU must be detected as.
+        if let Ok(want) = std::env::var("SPADE_TEST_EXPECT_ISA") {
+            assert_eq!(Isa::detected().name(), want);
+        }
+        // A CPU with the better level has the lesser ones (of its architecture).
+        for (worse, better) in [(Isa::Neon, Isa::Dotprod), (Isa::Avx2, Isa::Avx512), (Isa::Scalar, Isa::Neon), (Isa::Scalar, Isa::Avx2)] {
+            assert!(!better.supported() || worse.supported());
         }
     }
 }

@@ -1,4 +1,4 @@
-//! A Q8_0 matrix product on AVX-512 VNNI: weights in 8-bit blocks of 32 with an f32 scale,
+//! A Q8_0 matrix product (AVX-512 VNNI, AVX2, NEON): weights in 8-bit blocks of 32 with an f16 scale,
 //! packed in tiles of 16 output rows so that one `vpdpbusd` adds four products to each of 16
 //! outputs; activations quantised per row the same way (one pass, shared by every tile).
 //!
@@ -20,8 +20,8 @@
 //! On AVX2 (no VNNI) the same tiles run on `vpmaddubsw`/`vpmaddwd`, the way llama.cpp's AVX2
 //! path does: the weight byte's sign moved onto the activation (`vpsignb`) so that the unsigned
 //! operand is `|q| ≤ 127` and a pair of products cannot saturate 16 bits; the integer sums are
-//! the same, so are the outputs. Used where the kernels' level ([`super::isa`]) is AVX2 or
-//! better ([`available`]); elsewhere the Q8_0 representation runs on candle's quantised product.
+//! the same, so are the outputs. On ARM the same tiles run on NEON (`sdot` where the CPU has
+//! the dot-product instructions). The level is [`super::isa`]'s; at `scalar` the reference runs.
 
 use super::Isa;
 use rayon::prelude::*;
@@ -31,9 +31,14 @@ pub(crate) const BLOCK: usize = 32;
 /// Output rows per tile (one 512-bit register of i32 or f32).
 const TILE: usize = 16;
 /// Activation rows a tile is applied to at a time (accumulators kept in registers): AVX-512.
+#[cfg(target_arch = "x86_64")]
 const ROWS: usize = 8;
 /// The same on AVX2 (half the tile per register, so half the rows).
+#[cfg(target_arch = "x86_64")]
 const ROWS_AVX2: usize = 4;
+/// The same on NEON (a quarter of the tile per register).
+#[cfg(target_arch = "aarch64")]
+const ROWS_NEON: usize = 3;
 
 /// The bytes of one block of one tile: 16 rows × 32 values, each stored as `q + 128`, laid out
 /// `[group of 4 values][row][4 bytes]` so that one 64-byte load feeds a `vpdpbusd` for all 16
@@ -51,12 +56,11 @@ pub(crate) struct PackedQ8 {
     scales: Vec<[half::f16; TILE]>,
 }
 
-/// Whether the engine packs Q8_0 weights for this kernel: on x86-64 at every level (at `scalar`
-/// the reference tile, so a CPU without AVX2, or a forced `SPADE_ISA=scalar`, computes the same
-/// bits as the vector levels); elsewhere not yet (no NEON form: candle's quantised product, which
-/// has one, is faster than this scalar code there).
+/// Whether the engine packs Q8_0 weights for this kernel: on x86-64 and aarch64 at every level
+/// (at `scalar` the reference tile, so a CPU without the vector levels, or a forced
+/// `SPADE_ISA=scalar`, computes the same bits as they do); elsewhere candle's quantised product.
 pub(crate) fn available() -> bool {
-    cfg!(target_arch = "x86_64")
+    cfg!(any(target_arch = "x86_64", target_arch = "aarch64"))
 }
 
 /// Quantise one block of 32 values: `(scale, q)` with `q = round(x / scale)` (ties to even, as
@@ -235,6 +239,24 @@ fn tile(isa: Isa, blocks: &[TileBlock], scales: &[[half::f16; TILE]], x: &Acts, 
         }
         return;
     }
+    #[cfg(target_arch = "aarch64")]
+    if isa.vector() {
+        let mut r0 = 0;
+        while r0 < x.m {
+            let r = (x.m - r0).min(ROWS_NEON);
+            let o = &mut out[r0 * TILE..(r0 + r) * TILE];
+            match (isa == Isa::Dotprod, r) {
+                (true, 1) => tile_neon::<1, true>(blocks, scales, x, r0, o),
+                (true, 2) => tile_neon::<2, true>(blocks, scales, x, r0, o),
+                (true, _) => tile_neon::<3, true>(blocks, scales, x, r0, o),
+                (false, 1) => tile_neon::<1, false>(blocks, scales, x, r0, o),
+                (false, 2) => tile_neon::<2, false>(blocks, scales, x, r0, o),
+                (false, _) => tile_neon::<3, false>(blocks, scales, x, r0, o),
+            }
+            r0 += r;
+        }
+        return;
+    }
     let _ = isa;
     tile_scalar(blocks, scales, x, out);
 }
@@ -331,6 +353,69 @@ fn tile_avx2<const R: usize>(blocks: &[TileBlock], scales: &[[half::f16; TILE]],
             unsafe { _mm256_storeu_ps(out[i * TILE + h * 8..].as_mut_ptr(), *a) };
         }
     }
+}
+
+/// [`tile_vnni`] on NEON: per 4-value group, the signed weight bytes `q` (the stored byte with
+/// its offset removed) against the row's 4 activation bytes, four outputs per register: with
+/// `dotprod`, one `sdot` (`Σ q · a` of 4 pairs); without it, widening products (`smull`), pairs
+/// added in 16 bits (at most 2 · 127 · 127, no overflow), then into i32 (`sadalp`). Either way
+/// `Σ q · a`, which is `Σ (q + 128) · a − 128 · Σ a` exactly.
+#[cfg(target_arch = "aarch64")]
+fn tile_neon<const R: usize, const DOT: bool>(blocks: &[TileBlock], scales: &[[half::f16; TILE]], x: &Acts, r0: usize, out: &mut [f32]) {
+    use std::arch::aarch64::*;
+    let nb = x.k / BLOCK;
+    // SAFETY: NEON is part of every aarch64 target (`sdot` only where `DOT`, which the level gives
+    // only where the CPU has it); every load is inside the block or the row.
+    unsafe {
+        let flip = vdupq_n_u8(0x80);
+        let mut acc = [[vdupq_n_f32(0.0); 4]; R];
+        for (b, (blk, d)) in blocks.iter().zip(scales).enumerate() {
+            let mut sums = [[vdupq_n_s32(0); 4]; R];
+            for g in 0..BLOCK / 4 {
+                let q: [int8x16_t; 4] = std::array::from_fn(|c| vreinterpretq_s8_u8(veorq_u8(vld1q_u8(blk.0.as_ptr().add(g * 64 + c * 16)), flip)));
+                for (i, s) in sums.iter_mut().enumerate() {
+                    let at = (r0 + i) * x.k + b * BLOCK + g * 4;
+                    let a = vreinterpretq_s8_s32(vdupq_n_s32(std::ptr::read_unaligned(x.qs.as_ptr().add(at) as *const i32)));
+                    for c in 0..4 {
+                        s[c] = if DOT {
+                            sdot(s[c], q[c], a)
+                        } else {
+                            let lo = vmull_s8(vget_low_s8(q[c]), vget_low_s8(a));
+                            let hi = vmull_high_s8(q[c], a);
+                            vpadalq_s16(s[c], vpaddq_s16(lo, hi))
+                        };
+                    }
+                }
+            }
+            let dw: [f32; TILE] = std::array::from_fn(|c| d[c].to_f32());
+            for i in 0..R {
+                let da = x.d[(r0 + i) * nb + b];
+                for c in 0..4 {
+                    let scale = vmulq_f32(vld1q_f32(dw[4 * c..].as_ptr()), vdupq_n_f32(da));
+                    acc[i][c] = vfmaq_f32(acc[i][c], vcvtq_f32_s32(sums[i][c]), scale);
+                }
+            }
+        }
+        for (i, a) in acc.iter().enumerate() {
+            for (c, v) in a.iter().enumerate() {
+                vst1q_f32(out[i * TILE + 4 * c..].as_mut_ptr(), *v);
+            }
+        }
+    }
+}
+
+/// `acc + ` the four 4-byte dot products of `a` and `b` (`sdot`).
+#[cfg(target_arch = "aarch64")]
+#[target_feature(enable = "dotprod")]
+unsafe fn sdot(
+    acc: std::arch::aarch64::int32x4_t,
+    a: std::arch::aarch64::int8x16_t,
+    b: std::arch::aarch64::int8x16_t,
+) -> std::arch::aarch64::int32x4_t {
+    let mut acc = acc;
+    // SAFETY: the caller's CPU has `dotprod`; registers only.
+    unsafe { std::arch::asm!("sdot {0:v}.4s, {1:v}.16b, {2:v}.16b", inout(vreg) acc, in(vreg) a, in(vreg) b, options(pure, nomem, nostack)) };
+    acc
 }
 
 /// [`matmul`] in scalar code, for the tests and machines without the kernel.

@@ -1,5 +1,5 @@
-//! `x · Wᵀ` in f32 for a few rows of `x` (decode steps of a handful of sequences), on AVX-512
-//! or AVX2.
+//! `x · Wᵀ` in f32 for a few rows of `x` (decode steps of a handful of sequences), on AVX-512,
+//! AVX2 or NEON.
 //!
 //! Why our own: a general GEMM (OpenBLAS, candle's `gemm`) packs panels of the weight for every
 //! call and is tuned for many rows; with 1–16 rows a decode step's products are bound by reading
@@ -12,7 +12,8 @@
 //! other rows: 16 lanes each accumulate every 16th product in order (fused multiply-add), and
 //! the lanes are added by one fixed tree. So a sequence's products do not depend on its
 //! batch-mates, and [`matmul_reference`] (scalar) equals the kernel bit for bit. On AVX2 the 16
-//! lanes are two 8-lane registers and the tree's first step adds them, so the sums are the same.
+//! lanes are two 8-lane registers and the tree's first step adds them, so the sums are the same;
+//! on NEON four 4-lane registers, added by the tree in scalar code.
 
 use super::Isa;
 use rayon::prelude::*;
@@ -24,13 +25,18 @@ pub(crate) const MAX_ROWS: usize = 32;
 /// Lanes of one vector.
 const LANES: usize = 16;
 /// Activation rows applied to a pair of weight rows at a time (2 × 8 accumulators in registers).
+#[cfg(target_arch = "x86_64")]
 const ROWS: usize = 8;
 /// The same on AVX2 (2 × 2 registers per row).
+#[cfg(target_arch = "x86_64")]
 const ROWS_AVX2: usize = 3;
+/// The same on NEON (2 × 4 registers per row).
+#[cfg(target_arch = "aarch64")]
+const ROWS_NEON: usize = 3;
 
 /// Whether the kernels' level runs this product (a vector level; in scalar code a BLAS is faster).
 pub(crate) fn available() -> bool {
-    super::isa() >= Isa::Avx2
+    super::isa().vector()
 }
 
 /// `y = x · Wᵀ`: `x` is `(m, k)`, `w` is `(n, k)`, both row-major; `y` is `(m, n)`.
@@ -72,6 +78,20 @@ pub(crate) fn matmul_on(isa: Isa, w: &[f32], n: usize, k: usize, x: &[f32], m: u
                         (_, 2) => pair_avx2::<2>(pair, k, x, r0, m, out),
                         _ => pair_avx2::<3>(pair, k, x, r0, m, out),
                     }
+                }
+                r0 += r;
+            }
+            return;
+        }
+        #[cfg(target_arch = "aarch64")]
+        if isa.vector() {
+            let mut r0 = 0;
+            while r0 < m {
+                let r = (m - r0).min(ROWS_NEON);
+                match r {
+                    1 => pair_neon::<1>(pair, k, x, r0, m, out),
+                    2 => pair_neon::<2>(pair, k, x, r0, m, out),
+                    _ => pair_neon::<3>(pair, k, x, r0, m, out),
                 }
                 r0 += r;
             }
@@ -226,6 +246,58 @@ fn lanes_avx2([lo, hi]: [std::arch::x86_64::__m256; 2]) -> f32 {
     let s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
     let s1 = _mm_add_ss(s2, _mm_shuffle_ps::<0b01>(s2, s2));
     _mm_cvtss_f32(s1)
+}
+
+/// [`pair_scalar`] for rows `r0..r0 + R` on NEON: the 16 lanes in four 4-lane registers, added by [`lane_sum`].
+#[cfg(target_arch = "aarch64")]
+fn pair_neon<const R: usize>(pair: &[f32], k: usize, x: &[f32], r0: usize, m: usize, out: &mut [f32]) {
+    use std::arch::aarch64::*;
+    let two = pair.len() / k;
+    let (w0, w1) = (&pair[..k], &pair[(two - 1) * k..two * k]);
+    let rows: [&[f32]; R] = std::array::from_fn(|i| &x[(r0 + i) * k..(r0 + i + 1) * k]);
+    /// The 4 values of `v` from `j` (zeros past its end).
+    fn load(v: &[f32], j: usize) -> float32x4_t {
+        if j + 4 <= v.len() {
+            // SAFETY: 4 values inside the row (NEON is part of every aarch64 target).
+            return unsafe { vld1q_f32(v.as_ptr().add(j)) };
+        }
+        let mut t = [0f32; 4];
+        if j < v.len() {
+            t[..v.len() - j].copy_from_slice(&v[j..]);
+        }
+        // SAFETY: a local array of 4.
+        unsafe { vld1q_f32(t.as_ptr()) }
+    }
+    // SAFETY: NEON is part of every aarch64 target; every load is of a local array or checked.
+    unsafe {
+        // [row][weight row][quarter]
+        let mut acc = [[[vdupq_n_f32(0.0); 4]; 2]; R];
+        let mut j = 0;
+        while j < k {
+            for q in 0..4 {
+                let (v0, v1) = (load(w0, j + 4 * q), load(w1, j + 4 * q));
+                for (row, a) in rows.iter().zip(acc.iter_mut()) {
+                    let xv = load(row, j + 4 * q);
+                    a[0][q] = vfmaq_f32(a[0][q], xv, v0);
+                    a[1][q] = vfmaq_f32(a[1][q], xv, v1);
+                }
+            }
+            j += LANES;
+        }
+        for (i, a) in acc.iter().enumerate() {
+            let lanes = |v: &[float32x4_t; 4]| {
+                let mut t = [0f32; LANES];
+                for (q, v) in v.iter().enumerate() {
+                    vst1q_f32(t[4 * q..].as_mut_ptr(), *v);
+                }
+                lane_sum(&t)
+            };
+            out[r0 + i] = lanes(&a[0]);
+            if two == 2 {
+                out[m + r0 + i] = lanes(&a[1]);
+            }
+        }
+    }
 }
 
 /// [`matmul`] in scalar code, for the tests.
