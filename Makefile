@@ -46,8 +46,10 @@ EVAL_N ?= 32
 EVAL_SAMPLES ?= 2
 THREADS ?= 2
 DEVICE ?= cpu
-# The weights generation runs on (design, rollout, eval): f32 (log-probs equal the trainer's) or q8_0.
-REPR ?= f32
+# The weights generation runs on (design, rollout, eval): f32 (log-probs equal the trainer's), q8_0, or
+# auto: q8_0 where the CPU runs our Q8_0 kernel on integer dot products (AVX2, AVX-512, ARM dotprod:
+# 2-2.4x f32's decode there), else f32; each stage says on stderr what auto chose.
+REPR ?= auto
 # MODEL: the base model (the embedded default unless given). A run's first round starts from START:
 # the warm-started designer ($(WARM)/checkpoint, `make warmstart`) when it exists, else MODEL.
 MODEL ?= $(shell $(SHELL) scripts/fetch-model.sh 2>/dev/null)
@@ -381,9 +383,8 @@ LC_EVERY ?= 6
 LC_HELDOUT_GROUP ?= 24
 LC_TEMPERATURE ?= 0.7
 LC_LR ?= 2e-5
-# Generation: q8_0 where the CPU has AVX-512 VNNI (our fast kernel; the TIS weight corrects its log-probs),
-# f32 elsewhere (faster than q8_0 without it).
-LC_REPR ?= $(if $(shell grep -qw avx512_vnni /proc/cpuinfo 2>/dev/null && echo y),q8_0,f32)
+# Generation: auto, as REPR (q8_0 on AVX2, AVX-512 and ARM dotprod; the TIS weight corrects its log-probs).
+LC_REPR ?= auto
 LC_ROLLOUT_FLAGS ?= --max-new-tokens 96 --max-turns 3
 LC_GRPO_FLAGS ?=
 LC_VERSIONS := 0 $(shell seq 1 $(LC_STEPS) | awk '$$1 % $(LC_EVERY) == 0 || $$1 == $(LC_STEPS)')

@@ -57,6 +57,8 @@ pub(crate) fn knobs(model: &Path, corpus: &Path) -> Vec<String> {
         "SIZE=2,2,4".into(),
         "POOL=2".into(),
         "THREADS=1".into(),
+        // The representation whose log-probs equal the trainer's (the default, auto, is q8_0 on most CPUs).
+        "REPR=f32".into(),
         "DESIGN_FLAGS=--max-new-tokens 24 --examples 0 --negatives 0".into(),
         "ROLLOUT_FLAGS=--max-new-tokens 6 --max-turns 2 --progress off".into(),
         "EVAL_SUITES=rg:math".into(),

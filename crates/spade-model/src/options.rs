@@ -32,10 +32,11 @@ pub struct ModelArgs {
     /// Sampling temperature (0 = greedy); log-probs are recorded at this temperature
     #[arg(long, default_value_t = 1.0, value_name = "T")]
     pub temperature: f32,
-    /// Weight representation for generation: f32 (log-probs equal the trainer's) or q8_0 (8-bit
-    /// weights: on CPUs with AVX-512 VNNI 1.6–3× the f32 engine's tokens/s; log-probs off the
-    /// trainer's by ~0.05 a token, which truncated importance sampling corrects)
-    #[arg(long, default_value = "f32", value_name = "REPR")]
+    /// Weight representation for generation: f32 (log-probs equal the trainer's), q8_0 (8-bit
+    /// weights: faster on CPUs with AVX2, AVX-512 or ARM dotprod; log-probs off the trainer's by
+    /// ~0.05 a token, which truncated importance sampling corrects) or auto (q8_0 on those CPUs,
+    /// else f32; said on stderr)
+    #[arg(long, default_value = "f32", value_name = "REPR", value_parser = Repr::parse_choice)]
     pub repr: Repr,
     /// MiB of keys and values generation may hold: live sequences reserve their prompt and token
     /// budget (one that would exceed it waits for a slot), finished ones are kept for prompts that
@@ -140,6 +141,16 @@ mod tests {
         assert!(c.model.device().unwrap().is_cpu());
         let d = Cli::try_parse_from(["x"]).unwrap();
         assert_eq!(d.model.repr, Repr::F32);
+        // auto: q8_0 where the Q8_0 product has integer dot-product instructions, else f32.
+        let auto = Cli::try_parse_from(["x", "--repr", "auto"]).unwrap();
+        assert_eq!(auto.model.repr, Repr::fastest());
+        let want = if matches!(crate::kernels::isa(), crate::kernels::Isa::Avx512 | crate::kernels::Isa::Avx2 | crate::kernels::Isa::Dotprod) {
+            Repr::Q8_0
+        } else {
+            Repr::F32
+        };
+        assert_eq!(auto.model.repr, want);
+        assert!(Cli::try_parse_from(["x", "--repr", "q4"]).is_err());
         let bad = Cli::try_parse_from(["x", "--device", "gpu"]).unwrap();
         assert!(bad.model.device().is_err());
     }

@@ -18,7 +18,7 @@ impl std::str::FromStr for Repr {
         match s.to_ascii_lowercase().as_str() {
             "f32" => Ok(Repr::F32),
             "q8_0" | "q8" => Ok(Repr::Q8_0),
-            _ => Err(format!("unknown representation {s:?} (f32 | q8_0)")),
+            _ => Err(format!("unknown representation {s:?} (f32 | q8_0 | auto)")),
         }
     }
 }
@@ -29,5 +29,29 @@ impl std::fmt::Display for Repr {
             Repr::F32 => "f32",
             Repr::Q8_0 => "q8_0",
         })
+    }
+}
+
+impl Repr {
+    /// The faster representation for CPU generation here: `q8_0` where the engine's Q8_0 product
+    /// runs on integer dot-product instructions (kernel levels `avx512`, `avx2`, `dotprod`; the
+    /// model bench measures it), else `f32`.
+    pub fn fastest() -> Repr {
+        use crate::kernels::{isa, Isa};
+        if crate::kernels::q8::available() && matches!(isa(), Isa::Avx512 | Isa::Avx2 | Isa::Dotprod) {
+            Repr::Q8_0
+        } else {
+            Repr::F32
+        }
+    }
+
+    /// A `--repr` value: `f32`, `q8_0`, or `auto` ([`Repr::fastest`], said on stderr).
+    pub fn parse_choice(s: &str) -> std::result::Result<Repr, String> {
+        if !s.trim().eq_ignore_ascii_case("auto") {
+            return s.parse();
+        }
+        let r = Repr::fastest();
+        eprintln!("--repr auto: {r} (the CPU's kernel level: {})", crate::kernels::isa().name());
+        Ok(r)
     }
 }
