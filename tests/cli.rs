@@ -138,3 +138,25 @@ fn broken_pipe_exits_0() {
     let out = std::process::Command::new("bash").arg("-c").arg(sh).output().unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "0", "stderr: {}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// A kernel level that is unknown or beyond the CPU (`SPADE_ISA`) stops a generating stage with
+/// one line naming the variable and the value, exit 2, and no output.
+#[test]
+fn a_wrong_kernel_level_is_a_one_line_error() {
+    let d = tmp();
+    let model = tiny_model(&d.path().join("tiny"), 3, 256);
+    for value in ["bogus", if cfg!(target_arch = "x86_64") { "neon" } else { "avx2" }] {
+        let out = d.path().join(format!("eval-{value}.parquet"));
+        let o = stage("spade-eval")
+            .env("SPADE_ISA", value)
+            .args(["--model", model.to_str().unwrap(), "--suite", "rg:math", "--n", "1", "-o", out.to_str().unwrap(), "--progress", "off"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{value}: {err}");
+        let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error")).collect();
+        assert_eq!(errors.len(), 1, "{value}: {err}");
+        assert!(errors[0].contains(&format!("SPADE_ISA={value}")), "{value}: {err}");
+        assert!(!out.exists(), "{value}: an output was written");
+    }
+}
