@@ -605,21 +605,6 @@ mod tests {
         (0..n).map(|_| rng.random_range(-1.0f32..1.0)).collect()
     }
 
-    /// Attention of one row in f64: the reference the kernels are held to.
-    fn reference(q: &[f32], k: &[f32], v: &[f32], keys: usize, kvh: usize, dm: Dims, scale: f32) -> Vec<f32> {
-        let (hd, g) = (dm.hd, dm.nh / dm.nkv);
-        let mut out = Vec::new();
-        for h in 0..g {
-            let qh = &q[(kvh * g + h) * hd..(kvh * g + h + 1) * hd];
-            let s: Vec<f64> = (0..keys).map(|t| (0..hd).map(|i| qh[i] as f64 * k[t * hd + i] as f64).sum::<f64>() * scale as f64).collect();
-            let mx = s.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-            let e: Vec<f64> = s.iter().map(|x| (x - mx).exp()).collect();
-            let z: f64 = e.iter().sum();
-            out.extend((0..hd).map(|i| ((0..keys).map(|t| e[t] * v[t * hd + i] as f64).sum::<f64>() / z) as f32));
-        }
-        out
-    }
-
     #[test]
     fn a_group_attends_as_each_member_alone_and_as_the_reference() {
         let mut rng = ChaCha8Rng::seed_from_u64(9);
@@ -634,16 +619,14 @@ mod tests {
             let ks: Vec<Vec<f32>> = keys.iter().map(|&n| [base_k.clone(), random((n - shared) * hd, &mut rng)].concat()).collect();
             let vs: Vec<Vec<f32>> = keys.iter().map(|&n| [base_v.clone(), random((n - shared) * hd, &mut rng)].concat()).collect();
             let qs: Vec<Vec<f32>> = (0..3).map(|_| random(dm.qd(), &mut rng)).collect();
-            fn r(v: &[Vec<f32>]) -> Vec<&[f32]> {
-                v.iter().map(Vec::as_slice).collect()
-            }
+            use crate::kernels::attend::{exact, slices as r};
             for kvh in 0..2 {
                 let together = attend_rows(&r(&qs), &r(&ks), &r(&vs), &keys, shared, kvh, dm, scale);
                 let g = dm.nh / dm.nkv;
                 for m in 0..3 {
                     let alone = attend_rows(&r(&qs[m..m + 1]), &r(&ks[m..m + 1]), &r(&vs[m..m + 1]), &keys[m..m + 1], keys[m], kvh, dm, scale);
                     assert_eq!(&together[m * g * hd..(m + 1) * g * hd], &alone[..], "hd {hd}, member {m}: grouped differs from alone");
-                    let want = reference(&qs[m], &ks[m], &vs[m], keys[m], kvh, dm, scale);
+                    let want = exact(&qs[m], &ks[m], &vs[m], keys[m], kvh, g, hd, scale);
                     for (a, b) in alone.iter().zip(&want) {
                         assert!((a - b).abs() < 1e-5, "hd {hd}, member {m}: {a} vs {b}");
                     }

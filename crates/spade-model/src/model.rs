@@ -24,7 +24,7 @@ pub use crate::repr::Repr;
 pub(crate) enum Lin {
     Dense(Tensor),
     Quant(Arc<QMatMul>),
-    /// Q8_0 in the tiles of our kernel ([`crate::kernels::q8`]), where the kernels run at a vector level.
+    /// Q8_0 in the tiles of our kernel ([`crate::kernels::q8`]), where it is built (x86-64, aarch64).
     Packed(Arc<crate::kernels::q8::PackedQ8>),
 }
 

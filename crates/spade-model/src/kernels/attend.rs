@@ -354,29 +354,33 @@ fn rows_avx2<const L: usize>(a: &Args) -> Vec<f32> {
     out
 }
 
+/// Attention of one row in f64 (query heads `kvh · g ..`, `keys` positions): what the kernels
+/// and the engine's attention are held to.
+#[cfg(test)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn exact(q: &[f32], k: &[f32], v: &[f32], keys: usize, kvh: usize, g: usize, hd: usize, scale: f32) -> Vec<f32> {
+    let mut out = Vec::new();
+    for h in 0..g {
+        let qh = &q[(kvh * g + h) * hd..(kvh * g + h + 1) * hd];
+        let s: Vec<f64> = (0..keys).map(|t| (0..hd).map(|i| qh[i] as f64 * k[t * hd + i] as f64).sum::<f64>() * scale as f64).collect();
+        let mx = s.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        let e: Vec<f64> = s.iter().map(|x| (x - mx).exp()).collect();
+        let z: f64 = e.iter().sum();
+        out.extend((0..hd).map(|i| ((0..keys).map(|t| e[t] * v[t * hd + i] as f64).sum::<f64>() / z) as f32));
+    }
+    out
+}
+
+/// Slices of each vector (the tests' caches as `rows` takes them).
+#[cfg(test)]
+pub(crate) fn slices(v: &[Vec<f32>]) -> Vec<&[f32]> {
+    v.iter().map(Vec::as_slice).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::random;
     use super::*;
-
-    /// Attention of one row in f64.
-    #[allow(clippy::too_many_arguments)]
-    fn exact(q: &[f32], k: &[f32], v: &[f32], keys: usize, kvh: usize, g: usize, hd: usize, scale: f32) -> Vec<f32> {
-        let mut out = Vec::new();
-        for h in 0..g {
-            let qh = &q[(kvh * g + h) * hd..(kvh * g + h + 1) * hd];
-            let s: Vec<f64> = (0..keys).map(|t| (0..hd).map(|i| qh[i] as f64 * k[t * hd + i] as f64).sum::<f64>() * scale as f64).collect();
-            let mx = s.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-            let e: Vec<f64> = s.iter().map(|x| (x - mx).exp()).collect();
-            let z: f64 = e.iter().sum();
-            out.extend((0..hd).map(|i| ((0..keys).map(|t| e[t] * v[t * hd + i] as f64).sum::<f64>() / z) as f32));
-        }
-        out
-    }
-
-    fn sl(v: &[Vec<f32>]) -> Vec<&[f32]> {
-        v.iter().map(Vec::as_slice).collect()
-    }
 
     #[test]
     fn every_level_equals_the_reference_bit_for_bit_grouped_or_alone() {
@@ -394,9 +398,10 @@ mod tests {
             let vs: Vec<Vec<f32>> = keys.iter().enumerate().map(|(i, &n)| [base_v.clone(), own(n, 20 + i as u64)].concat()).collect();
             let qs: Vec<Vec<f32>> = (0..keys.len()).map(|i| random(nh * hd, 30 + i as u64)).collect();
             for kvh in 0..nkv {
-                let reference = rows_reference(&Args { qs: &sl(&qs), ks: &sl(&ks), vs: &sl(&vs), keys: &keys, shared, kvh, g, hd, scale });
+                let reference =
+                    rows_reference(&Args { qs: &slices(&qs), ks: &slices(&ks), vs: &slices(&vs), keys: &keys, shared, kvh, g, hd, scale });
                 for isa in Isa::runnable() {
-                    let together = rows(isa, &sl(&qs), &sl(&ks), &sl(&vs), &keys, shared, kvh, g, hd, scale);
+                    let together = rows(isa, &slices(&qs), &slices(&ks), &slices(&vs), &keys, shared, kvh, g, hd, scale);
                     assert_eq!(together, reference, "{isa:?} hd {hd} kvh {kvh}: grouped differs from the reference");
                     for m in 0..keys.len() {
                         let one = |v: &[Vec<f32>]| -> Vec<f32> { v[m].clone() };

@@ -3,10 +3,11 @@
 //!
 //! Levels, best first: on x86-64 `avx512` (AVX-512 F, BW and VNNI), `avx2` (AVX2, FMA and F16C:
 //! AMD Zen, Intel client CPUs); on ARM (aarch64) `dotprod` (NEON with the dot-product
-//! instructions: Graviton 2+, Apple M, Cortex-A76+), `neon` (any aarch64); `scalar` anywhere. Each kernel's vector forms are held bit for bit to
-//! its scalar reference by the tests, so forcing AVX-512 down to AVX2 changes the speed and never
-//! the numbers; at `scalar` the engine runs the products on candle instead of the slow reference
-//! (the same tokens, log-probs off by rounding). The level is the best this CPU has, or the one
+//! instructions: Graviton 2+, Apple M, Cortex-A76+), `neon` (any aarch64); `scalar` anywhere.
+//! Each kernel's vector forms are held bit for bit to its scalar reference by the tests, so forcing
+//! a level down changes the speed and never the numbers; at `scalar` the Q8_0 product and the
+//! attention run their references, and the f32 decode product runs on BLAS/candle instead of the
+//! slow reference (the same tokens, log-probs off by rounding). The level is the best this CPU has, or the one
 //! `SPADE_ISA` names (`auto` or a level's name): forcing it down is how the benches
 //! measure the paths a user's CPU takes, and how the tests run the scalar path on any machine.
 
