@@ -401,6 +401,10 @@ fn validation_plays_like_play() {
     let d = tmp();
     let fair = "return 'done', (1.0 if action.strip() == '\\\\boxed{7}' else 0.0), True, False, {}";
     let hint = "The secret number is seven, 7";
+    let parity_q = " even or odd? Answer \\boxed{even} or \\boxed{odd}.";
+    let parity_win =
+        |answer: &str| format!("return 'done', (1.0 if action.strip() == '\\\\boxed{{' + ({answer}) + '}}' else 0.0), True, False, {{}}");
+    let parity_hint = "Even numbers end in 0, 2, 4, 6 or 8; the others are odd.";
     let rows = vec![
         cand("fair", &game("'Pick a number from 1 to 9.'", fair), hint),
         cand("any-reply", &game("'Say anything.'", "return 'yes', 1.0, True, False, {'success': True}"), ""),
@@ -412,6 +416,10 @@ fn validation_plays_like_play() {
         cand("hint-reversed", &game(&format!("'Pick a number. ' + {hint:?}[::-1]"), fair), hint),
         cand("hint-hex", &game(&format!("'Pick a number. ' + {hint:?}.encode().hex()"), fair), hint),
         cand("hint-base64", &game(&format!("'Pick a number. data=' + base64.b64encode(b'xy' + {hint:?}.encode()).decode()"), fair), hint),
+        // A hint may name the options while explaining them: an option right on some seeds only is
+        // no leak; the same words leak when one option is the answer on every seed.
+        cand("options-named", &game(&format!("'Is ' + str(seed) + {parity_q:?}"), &parity_win("'even' if seed % 2 == 0 else 'odd'")), parity_hint),
+        cand("option-fixed", &game(&format!("'Is 4' + {parity_q:?}"), &parity_win("'even'")), parity_hint),
         cand(
             "tools-as-games",
             "class ToolsEnv:\n    def reset(self, seed=None):\n        return 'Use the tools.', {}\n    def get_tools(self):\n        return [{'name': 'peek', 'description': 'look', 'parameters': {'type': 'object', 'properties': {}}}]\n    def execute_tool(self, name, arguments):\n        return 'nothing'\n    def step(self, action):\n        return 'done', 1.0, True, False, {}\n",
@@ -436,6 +444,9 @@ fn validation_plays_like_play() {
         assert_eq!(stage, "hint-leak", "{id}: {error}");
         assert!(error.contains("first observation") && error.contains(how), "{id}: {error}");
     }
+    assert!(by_id(&envs, "options-named").is_some(), "{:?}", by_id(&rej, "options-named"));
+    let (stage, error) = stage_of("option-fixed");
+    assert!(stage == "hint-leak" && error.contains("on every probe seed"), "{stage}: {error}");
     assert_eq!(stage_of("tools-as-games").0, "interface");
     assert!(stage_of("tools-as-games").1.contains("label it tool-use"));
     // the trivial check sits between determinism and the hint

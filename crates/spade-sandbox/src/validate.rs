@@ -15,7 +15,7 @@
 //! | `termination` | 0.6 | a probe episode does not end within `--max-turns` |
 //! | `determinism` | 0.7 | the same seeds and actions, replayed in a separate fork, give a different transcript |
 //! | `trivial` | 0.75 | a reply that says nothing (empty, or an empty answer) wins on every fresh probe seed: the environment rewards any reply |
-//! | `hint-leak` | 0.8 | a first observation (or its info) contains the hint: as written, or base64, hex, reversed, or with its letters spaced or re-cased; the hint wins when sent as the action (as is, and `\\boxed{}` in games), or contains a winning action found by the probes verbatim — the whole action, or its boxed answer as a whole word when that answer is specific (a number of 2+ digits, or a non-generic word of 3+ letters) |
+//! | `hint-leak` | 0.8 | a first observation (or its info) contains the hint: as written, or base64, hex, reversed, or with its letters spaced or re-cased; the hint wins when sent as the action (as is, and `\\boxed{}` in games), or contains a winning action found by the probes verbatim — the whole action, or its boxed answer as a whole word in any case when that answer is specific (a number of 2+ digits, or a non-generic word of 3+ letters) and wins on every probe seed (an option right on some seeds only, which a hint may name while explaining the options, is no leak) |
 //! | `solver` | 0.85 | (with [`CheckConfig::require_solver`]) there is no reference solver, or it does not win every solver episode |
 //! | `duplicate` | 0.9 | same code as an earlier valid environment (exact), or token-shingle Jaccard ≥ [`NEAR_DUP_JACCARD`] (near) |
 //!
@@ -618,26 +618,33 @@ fn trivial_win(ep: &mut Episode, setting: Setting, cfg: &CheckConfig) -> Result<
         Setting::Games => "\\boxed{}",
         Setting::ToolUse => "{}",
     };
-    'reply: for reply in ["", empty_answer] {
-        for &seed in seeds {
-            ep.reset(seed).map_err(|e| from_error(&e, &format!("reset(seed={seed})")))?;
-            let mut ret = 0.0;
-            let mut won = false;
-            for _ in 0..cfg.max_turns {
-                let s = ep.step(reply).map_err(|e| from_error(&e, &format!("step({reply:?})")))?;
-                ret += s.reward;
-                if s.terminated || s.truncated {
-                    won = success(&s.info, s.terminated, ret);
-                    break;
-                }
-            }
-            if !won {
-                continue 'reply;
-            }
+    for reply in ["", empty_answer] {
+        if wins_on_every_seed(ep, reply, seeds, cfg)? {
+            return Ok(Some(format!("the reply {reply:?} wins on all {} fresh probe seeds: the environment rewards any reply", seeds.len())));
         }
-        return Ok(Some(format!("the reply {reply:?} wins on all {} fresh probe seeds: the environment rewards any reply", seeds.len())));
     }
     Ok(None)
+}
+
+/// Whether `reply`, sent at every turn, wins an episode on each of `seeds`.
+fn wins_on_every_seed(ep: &mut Episode, reply: &str, seeds: &[u64], cfg: &CheckConfig) -> Result<bool, Verdict> {
+    for &seed in seeds {
+        ep.reset(seed).map_err(|e| from_error(&e, &format!("reset(seed={seed})")))?;
+        let mut ret = 0.0;
+        let mut won = false;
+        for _ in 0..cfg.max_turns {
+            let s = ep.step(reply).map_err(|e| from_error(&e, &format!("step({reply:?})")))?;
+            ret += s.reward;
+            if s.terminated || s.truncated {
+                won = success(&s.info, s.terminated, ret);
+                break;
+            }
+        }
+        if !won {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// Letters and digits only, lower-cased.
@@ -697,9 +704,12 @@ fn hint_leak(ep: &mut Episode, hint: &str, setting: Setting, stats: &ProbeStats,
             return Ok(Some(format!("the hint contains the winning action {a:?}")));
         }
         // The answer inside the action: a game's boxed answer, a tool environment's `answer` call.
+        // Named in the hint it gives the game away when it is the answer whatever the seed; an
+        // answer right on some seeds only (one of the options a multiple-choice question lists,
+        // which a hint may well name while explaining them) is not.
         if let Some(inner) = boxed_inner(a).map(str::to_string).or_else(|| answer_inner(a)).filter(|i| specific(i)) {
-            if contains_token(hint, &inner) {
-                return Ok(Some(format!("the hint contains {inner:?}, which wins as {a:?}")));
+            if contains_token(&hint.to_lowercase(), &inner.to_lowercase()) && wins_on_every_seed(ep, a, &cfg.seeds, cfg)? {
+                return Ok(Some(format!("the hint contains {inner:?}, which wins as {a:?} on every probe seed")));
             }
         }
     }
