@@ -33,9 +33,13 @@ TOOL_USE := $(findstring tool-use,$(SETTINGS))
 SEED ?= 0
 ROUND ?= 1
 N ?= 1
+# GPU sizes: with DEVICE=cuda[:N] the sizes below default to the README's GPU recipe (the paper's:
+# 8 documents × 4 samples, groups of 8, 4 steps, a pool of 16, long designs and replies, f32 weights);
+# on the CPU to a round of under 15 minutes on 2 cores. Any knob set on the command line wins.
+GPU = $(filter cuda%,$(DEVICE))
 # SIZE = documents,samples per document,episodes per arm (GRPO group size)
-SIZE ?= 1,2,2
-STEPS ?= 1
+SIZE ?= $(if $(GPU),8$(comma)4$(comma)8,1$(comma)2$(comma)2)
+STEPS ?= $(if $(GPU),4,1)
 DELAY ?= 0
 EVAL_EVERY ?= 1
 # Held-out evaluation: Reasoning-Gym tasks the 135M model partly solves (rg:easy, EVAL_N items per
@@ -49,13 +53,13 @@ DEVICE ?= cpu
 # The weights generation runs on (design, rollout, eval): f32 (log-probs equal the trainer's), q8_0, or
 # auto: q8_0 where the CPU runs our Q8_0 kernel on integer dot products (AVX2, AVX-512, ARM dotprod:
 # 2-2.4x f32's decode there), else f32; each stage says on stderr what auto chose.
-REPR ?= auto
+REPR ?= $(if $(GPU),f32,auto)
 # MODEL: the base model (the embedded default unless given). A run's first round starts from START:
 # the warm-started designer ($(WARM)/checkpoint, `make warmstart`) when it exists, else MODEL.
 MODEL ?= $(shell $(SHELL) scripts/fetch-model.sh 2>/dev/null)
 WARM ?= $(RUNS)/warmstart
 START ?= $(if $(wildcard $(WARM)/checkpoint/trainer_state.json),$(WARM)/checkpoint,$(MODEL))
-POOL ?= 2
+POOL ?= $(if $(GPU),16,2)
 # FIXED_POOL=1 plays FIXED_POOL_SIZE environments drawn from the whole starting pool each round
 # (seeded, without replacement until all were played): as many as the self-play run's active pool
 # can hold (DOCS × PER_DOC new + POOL), or, with MATCH_RUN=runs/<run>, exactly as many as that
@@ -81,7 +85,7 @@ VARIANT ?= blend
 # Extra flags per stage (the defaults keep a round on the 2-core CPU machine under 15 minutes;
 # training runs at ~15 tokens/s there, so the designer's prompt and response are kept short).
 SAMPLE_FLAGS ?= --max-words 250
-DESIGN_FLAGS ?= --max-new-tokens 640 --examples 1
+DESIGN_FLAGS ?= $(if $(GPU),--max-new-tokens 2048 --examples 2,--max-new-tokens 640 --examples 1)
 VALIDATE_FLAGS ?=
 # Salt of validation's fresh probe seeds (spade-validate --probe-seed): a run's SEED, so a round
 # repeats exactly; empty: drawn at random by each call.
@@ -89,8 +93,8 @@ PROBE_SEED ?= $(SEED)
 VALIDATE_SEED = $(if $(PROBE_SEED),--probe-seed $(PROBE_SEED),)
 # Tokens per agent reply; validation also rejects environments whose first prompt leaves less than
 # this of the agent's context.
-REPLY_TOKENS ?= 96
-ROLLOUT_FLAGS ?= --max-new-tokens $(REPLY_TOKENS) --max-turns 3
+REPLY_TOKENS ?= $(if $(GPU),512,96)
+ROLLOUT_FLAGS ?= --max-new-tokens $(REPLY_TOKENS) --max-turns $(if $(GPU),8,3)
 REGRET_FLAGS ?=
 GRPO_FLAGS ?=
 EVAL_FLAGS ?= --max-tokens 96 --max-turns 3
@@ -137,7 +141,7 @@ SHARDED = $(if $(SHARDS),$(foreach i,$(SHARD_IDS),$(1)/shard-$(i).parquet),$(1))
 # The --shard flag of a shard file target ($@); nothing without SHARDS.
 SHARD_FLAG = $(if $(SHARDS),--shard $(patsubst shard-%.parquet,%,$(notdir $@))/$(SHARDS),)
 
-.PHONY: bench-fsdp gguf install seed-plays all build test test-all test-fsdp test-slurm test-server test-arm bench venv model deps round round-deps rounds report warmstart warmstart-check experiment clean-runs help
+.PHONY: build-cuda bench-fsdp gguf install seed-plays all build test test-all test-fsdp test-slurm test-server test-arm bench venv model deps round round-deps rounds report warmstart warmstart-check experiment clean-runs help
 
 all: build
 
@@ -172,6 +176,18 @@ model:
 ## link pyo3), all in BIN.
 build:
 	$(CARGO) build $(CARGO_FLAGS) $(if $(FEATURES),--features $(FEATURES),) -p spade -p spade-worker --bins
+
+## The CUDA build, compiled without a GPU: nvcc, the CUDA headers and the libraries candle links come
+## from PyPI (CUDA 13.0, scripts/cuda-env.sh, once into CUDA_ENV, ~1.2 GB), then the stages with
+## FEATURES=cuda and the GPU checker (gpu_check, run by scripts/gpu-check.sh) land in target/cuda/release.
+## CUDA_COMPUTE_CAP (default: the GPU's, else 90, Hopper) sets the kernels' architecture. With your own
+## toolkit on a CUDA host: make build-cuda CUDA_ENV= (nvcc on the PATH).
+CUDA_ENV ?= .cache/cuda
+build-cuda:
+	$(if $(CUDA_ENV),eval "$$($(SHELL) scripts/cuda-env.sh $(CUDA_ENV))" &&) export CARGO_TARGET_DIR=target/cuda && \
+	$(CARGO) build --release --features cuda -p spade -p spade-worker --bins && \
+	$(CARGO) build --release --features cuda -p spade-model --example gpu_check && \
+	cp target/cuda/release/examples/gpu_check target/cuda/release/gpu_check
 
 test: deps venv model
 	$(CARGO) test --workspace --no-fail-fast
@@ -384,7 +400,7 @@ LC_HELDOUT_GROUP ?= 24
 LC_TEMPERATURE ?= 0.7
 LC_LR ?= 2e-5
 # Generation: auto, as REPR (q8_0 on AVX2, AVX-512 and ARM dotprod; the TIS weight corrects its log-probs).
-LC_REPR ?= auto
+LC_REPR ?= $(if $(GPU),f32,auto)
 LC_ROLLOUT_FLAGS ?= --max-new-tokens 96 --max-turns 3
 LC_GRPO_FLAGS ?=
 LC_VERSIONS := 0 $(shell seq 1 $(LC_STEPS) | awk '$$1 % $(LC_EVERY) == 0 || $$1 == $(LC_STEPS)')

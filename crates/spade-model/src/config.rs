@@ -35,20 +35,21 @@ impl TokenIds {
 /// `rope_scaling` of `config.json` (only the Llama 3 kind changes anything here).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RopeScaling {
-    #[serde(default, alias = "type")]
+    #[serde(default, alias = "type", skip_serializing_if = "Option::is_none")]
     pub rope_type: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub factor: Option<f64>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub low_freq_factor: Option<f64>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub high_freq_factor: Option<f64>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub original_max_position_embeddings: Option<usize>,
 }
 
 /// A Hugging Face `config.json` for the supported decoder-only families. Unknown keys are
-/// kept in `extra` and written back on save.
+/// kept in `extra` and written back on save; a field that is not set is left out (transformers 5
+/// refuses `"attention_bias": null`, and an absent key means the family's default).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelConfig {
     #[serde(default)]
@@ -59,31 +60,31 @@ pub struct ModelConfig {
     pub intermediate_size: usize,
     pub num_hidden_layers: usize,
     pub num_attention_heads: usize,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub num_key_value_heads: Option<usize>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub head_dim: Option<usize>,
     #[serde(default = "default_eps")]
     pub rms_norm_eps: f64,
     #[serde(default = "default_theta")]
     pub rope_theta: f64,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rope_scaling: Option<RopeScaling>,
     #[serde(default = "default_ctx")]
     pub max_position_embeddings: usize,
     #[serde(default)]
     pub tie_word_embeddings: bool,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attention_bias: Option<bool>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bos_token_id: Option<u32>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub eos_token_id: Option<TokenIds>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pad_token_id: Option<u32>,
     #[serde(default = "default_act")]
     pub hidden_act: String,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub torch_dtype: Option<String>,
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
