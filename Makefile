@@ -185,17 +185,17 @@ build:
 CUDA_ENV ?= .cache/cuda
 build-cuda:
 	$(if $(CUDA_ENV),eval "$$($(SHELL) scripts/cuda-env.sh $(CUDA_ENV))" &&) export CARGO_TARGET_DIR=target/cuda && \
-	$(CARGO) build --release --features cuda -p spade -p spade-worker --bins && \
-	$(CARGO) build --release --features cuda -p spade-model --example gpu_check && \
+	$(CARGO) build --release --features cuda -p spade -p spade-worker -p spade-model --bins --example gpu_check && \
 	cp target/cuda/release/examples/gpu_check target/cuda/release/gpu_check
 
 test: deps venv model
 	$(CARGO) test --workspace --no-fail-fast
 
 ## Slow tests too (ignored by default; the Slurm, server and FSDP tests are `make test-slurm`,
-## `make test-server`, `make test-fsdp`).
+## `make test-server`, `make test-fsdp`), then the CUDA build (`make build-cuda`, ~20 min from clean on 2 cores).
 test-all: deps venv model
 	$(CARGO) test --workspace -- --include-ignored --skip slurm:: --skip server:: --skip grpo::fsdp::
+	$(MAKE) --no-print-directory build-cuda
 
 ## The engine's kernels on ARM without an ARM machine: cross-compiled for aarch64 and run under
 ## qemu-user (NEON with and without dotprod against the scalar reference, a tiny model's tokens at
