@@ -108,6 +108,9 @@ if [[ -z "$bin" ]]; then
   bin="$root/target/cuda/release"
   step build 1800 any make -C "$root" build-cuda
 fi
+# The CUDA libraries make build-cuda linked (its PyPI wheels), after any the system has.
+cudalib="$root/.cache/cuda/py/nvidia/cu13/lib"
+[[ -d "$cudalib" ]] && export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$cudalib"
 need=(spade-grpo-step spade-design spade-validate spade-rollout spade-regret spade-eval spade-sample-corpus spade-sandbox-worker gpu_check)
 if [[ -z "$dry" ]]; then
   for b in "${need[@]}"; do
