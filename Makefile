@@ -192,7 +192,7 @@ test: deps venv model
 	$(CARGO) test --workspace --no-fail-fast
 
 ## Slow tests too (ignored by default; the Slurm, server and FSDP tests are `make test-slurm`,
-## `make test-server`, `make test-fsdp`), then the CUDA build (`make build-cuda`, ~20 min from clean on 2 cores).
+## `make test-server`, `make test-fsdp`), then the CUDA build (`make build-cuda`, 16 min from a fresh clone on 2 cores).
 test-all: deps venv model
 	$(CARGO) test --workspace -- --include-ignored --skip slurm:: --skip server:: --skip grpo::fsdp::
 	$(MAKE) --no-print-directory build-cuda
