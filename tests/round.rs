@@ -320,6 +320,54 @@ fn killed_rounds_resume_to_the_same_outputs() {
     }
 }
 
+/// A round whose runs folder fills up (a 1 MiB tmpfs: the GRPO step's checkpoint does not fit)
+/// stops at that stage with its one-line error; once there is space again (the tmpfs grown) the
+/// same `make round` finishes, with the outputs of a round that never ran short and no temporary
+/// file left behind.
+#[test]
+#[ignore = "mounts a tmpfs (root): make test-all"]
+fn a_round_that_runs_out_of_disk_resumes_once_there_is_space() {
+    let d = tmp();
+    let model = tiny_model(&d.path().join("tiny"), 23, 8192);
+    let corpus = corpus(d.path());
+    let args = || vec!["round".to_string(), "RUN=r".into()];
+    let whole = d.path().join("whole");
+    run_ok(make(&whole, &model, &corpus, &args()));
+
+    let small = d.path().join("small");
+    std::fs::create_dir_all(&small).unwrap();
+    let mount = |opts: &str| Command::new("mount").args(["-t", "tmpfs", "-o", opts, "tmpfs"]).arg(&small).status().is_ok_and(|s| s.success());
+    if !mount("size=1m") {
+        eprintln!("cannot mount a tmpfs here (not root?): not checked");
+        return;
+    }
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _guard = Unmount(small.clone());
+    let out = make(&small, &model, &corpus, &args()).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "the round fitted in 1 MiB: {err}");
+    let stage_errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(stage_errors.len(), 1, "{err}");
+    assert!(stage_errors[0].contains("No space left on device"), "{err}");
+    assert!(Command::new("mount").args(["-o", "remount,size=64m"]).arg(&small).status().unwrap().success());
+    run_ok(make(&small, &model, &corpus, &args()));
+
+    let (a, b) = (outputs(&whole.join("r")), outputs(&small.join("r")));
+    assert!(a.contains_key("round-0001/step-0/checkpoint/model.safetensors"), "{:?}", a.keys());
+    assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>());
+    for (k, v) in &a {
+        assert!(v == &b[k], "{k} differs between the round that ran short of disk and the one that did not");
+    }
+    let left: Vec<PathBuf> =
+        files_under(&small.join("r")).into_iter().filter(|p| p.strip_prefix(&small).unwrap().to_string_lossy().contains(".tmp")).collect();
+    assert!(left.is_empty(), "temporary files left: {left:?}");
+}
+
 #[test]
 fn warmstart_and_its_check_run_through_the_makefile() {
     let d = tmp();
