@@ -335,26 +335,17 @@ fn a_round_that_runs_out_of_disk_resumes_once_there_is_space() {
     run_ok(make(&whole, &model, &corpus, &args()));
 
     let small = d.path().join("small");
-    std::fs::create_dir_all(&small).unwrap();
-    let mount = |opts: &str| Command::new("mount").args(["-t", "tmpfs", "-o", opts, "tmpfs"]).arg(&small).status().is_ok_and(|s| s.success());
-    if !mount("size=1m") {
+    let Some(tmpfs) = mount_tmpfs(&small, "size=1m") else {
         eprintln!("cannot mount a tmpfs here (not root?): not checked");
         return;
-    }
-    struct Unmount(PathBuf);
-    impl Drop for Unmount {
-        fn drop(&mut self) {
-            let _ = Command::new("umount").arg(&self.0).status();
-        }
-    }
-    let _guard = Unmount(small.clone());
+    };
     let out = make(&small, &model, &corpus, &args()).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "the round fitted in 1 MiB: {err}");
     let stage_errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
     assert_eq!(stage_errors.len(), 1, "{err}");
     assert!(stage_errors[0].contains("No space left on device"), "{err}");
-    assert!(Command::new("mount").args(["-o", "remount,size=64m"]).arg(&small).status().unwrap().success());
+    tmpfs.remount("size=64m");
     run_ok(make(&small, &model, &corpus, &args()));
 
     let (a, b) = (outputs(&whole.join("r")), outputs(&small.join("r")));

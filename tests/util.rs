@@ -78,12 +78,34 @@ pub fn python() -> PathBuf {
 /// A tiny random model folder (seed `seed`) whose context is widened to `ctx` tokens (designer
 /// prompts with an example environment are a few thousand byte-level tokens).
 pub fn tiny_model(dir: &Path, seed: u64, ctx: usize) -> PathBuf {
-    spade_model::write_tiny_model(dir, seed, spade_model::TinySpec::default()).unwrap();
-    let cfg_path = dir.join("config.json");
-    let mut cfg: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&cfg_path).unwrap()).unwrap();
-    cfg["max_position_embeddings"] = serde_json::json!(ctx);
-    std::fs::write(&cfg_path, cfg.to_string()).unwrap();
+    spade_model::write_tiny_model(dir, seed, spade_model::TinySpec { context: ctx, ..Default::default() }).unwrap();
     dir.to_path_buf()
+}
+
+/// A tmpfs mounted at `dir` with `opts` (`size=1m`, …), unmounted when the guard drops; `None`
+/// where this process may not mount (not root, no CAP_SYS_ADMIN): the caller says so and checks
+/// nothing.
+pub fn mount_tmpfs(dir: &Path, opts: &str) -> Option<Tmpfs> {
+    std::fs::create_dir_all(dir).unwrap();
+    let ok = std::process::Command::new("mount").args(["-t", "tmpfs", "-o", opts, "tmpfs"]).arg(dir).status().is_ok_and(|s| s.success());
+    ok.then(|| Tmpfs(dir.to_path_buf()))
+}
+
+/// A mounted tmpfs (see [`mount_tmpfs`]).
+pub struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    /// `mount -o remount,OPTS` (`ro`, `size=64m`, …).
+    pub fn remount(&self, opts: &str) {
+        let st = std::process::Command::new("mount").args(["-o", &format!("remount,{opts}")]).arg(&self.0).status().unwrap();
+        assert!(st.success(), "remount,{opts} of {} failed", self.0.display());
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
 }
 
 /// The folder holding this package's binaries as `cargo test` built them, and the sandbox worker

@@ -485,19 +485,6 @@ fn first_prompts_must_fit_the_agents_context() {
     assert_eq!(envs.len(), 3);
 }
 
-/// `mount -t tmpfs` at `dir` with `opts`; false where this process may not mount (not root, no
-/// CAP_SYS_ADMIN), and the test then says so and checks nothing.
-fn mount_tmpfs(dir: &std::path::Path, opts: &str) -> bool {
-    std::process::Command::new("mount").args(["-t", "tmpfs", "-o", opts, "tmpfs"]).arg(dir).status().is_ok_and(|s| s.success())
-}
-
-struct Unmount(std::path::PathBuf);
-impl Drop for Unmount {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("umount").arg(&self.0).status();
-    }
-}
-
 /// An output folder that is full or read-only: the stage ends with one line naming the file,
 /// exit 2, and the earlier output of the same name is left as it was (writes are atomic).
 #[test]
@@ -507,16 +494,14 @@ fn a_full_or_read_only_output_folder_is_one_line_and_exit_2() {
     let seeds = root().join("data/seed-envs");
     for (name, opts) in [("full", "size=64k"), ("ro", "size=1m")] {
         let dir = d.path().join(name);
-        std::fs::create_dir_all(&dir).unwrap();
-        if !mount_tmpfs(&dir, opts) {
+        let Some(tmpfs) = mount_tmpfs(&dir, opts) else {
             eprintln!("cannot mount a tmpfs here (not root?): not checked");
             return;
-        }
-        let _guard = Unmount(dir.clone());
+        };
         let earlier = dir.join("envs.parquet");
         std::fs::write(&earlier, b"an earlier output").unwrap();
         if name == "ro" {
-            assert!(std::process::Command::new("mount").args(["-o", "remount,ro"]).arg(&dir).status().unwrap().success());
+            tmpfs.remount("ro");
         }
         let out = stage("spade-validate")
             .arg(&seeds)

@@ -75,14 +75,9 @@ fn run(args: &[String]) -> Result<bool, String> {
             return Err(format!("{cmd}: --out is required"));
         }
         if cmd == "tiny" {
-            spade_model::write_tiny_model(out, o.seed, spade_model::TinySpec::default()).map_err(|e| format!("--out {}: {e}", o.out))?;
-            if let Some(n) = o.context {
-                let path = out.join("config.json");
-                let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-                let mut cfg: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-                cfg["max_position_embeddings"] = n.into();
-                std::fs::write(&path, cfg.to_string()).map_err(|e| format!("{}: {e}", path.display()))?;
-            }
+            let mut spec = spade_model::TinySpec::default();
+            spec.context = o.context.unwrap_or(spec.context);
+            spade_model::write_tiny_model(out, o.seed, spec).map_err(|e| format!("--out {}: {e}", o.out))?;
         } else {
             let path = if o.model.is_empty() { spade_model::default_model_path() } else { o.model.clone().into() };
             let m = load(&path, &Device::Cpu).map_err(|e| format!("--model {}: {e}", path.display()))?;

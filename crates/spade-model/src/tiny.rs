@@ -37,11 +37,14 @@ pub struct TinySpec {
     pub kv_heads: usize,
     /// Standard deviation of the random matrices.
     pub std: f32,
+    /// Context length (`max_position_embeddings`); designer prompts with an example environment
+    /// are a few thousand of the tiny tokenizer's byte-level tokens.
+    pub context: usize,
 }
 
 impl Default for TinySpec {
     fn default() -> Self {
-        TinySpec { family: Family::Llama, hidden: 64, intermediate: 128, layers: 2, heads: 4, kv_heads: 2, std: 0.08 }
+        TinySpec { family: Family::Llama, hidden: 64, intermediate: 128, layers: 2, heads: 4, kv_heads: 2, std: 0.08, context: 1024 }
     }
 }
 
@@ -78,7 +81,7 @@ pub fn tiny_model(seed: u64, spec: TinySpec, device: &Device) -> Result<Model> {
     let head_dim = spec.hidden / spec.heads;
     let mut cfg =
         ModelConfig::new(spec.family, tokenizer.vocab_size(), spec.hidden, spec.intermediate, spec.layers, spec.heads, spec.kv_heads, head_dim);
-    cfg.max_position_embeddings = 1024;
+    cfg.max_position_embeddings = spec.context;
     cfg.bos_token_id = Some(1);
     cfg.eos_token_id = Some(TokenIds::One(2));
     cfg.pad_token_id = Some(0);

@@ -698,6 +698,7 @@ fn hint_leak(ep: &mut Episode, hint: &str, setting: Setting, stats: &ProbeStats,
     if hint_t.is_empty() {
         return Ok(None);
     }
+    let hint_lower = hint.to_lowercase();
     for a in &stats.winning_actions {
         // An empty winning action is in every text; it says nothing about the hint.
         if !a.trim().is_empty() && hint.contains(a.as_str()) {
@@ -708,7 +709,7 @@ fn hint_leak(ep: &mut Episode, hint: &str, setting: Setting, stats: &ProbeStats,
         // answer right on some seeds only (one of the options a multiple-choice question lists,
         // which a hint may well name while explaining them) is not.
         if let Some(inner) = boxed_inner(a).map(str::to_string).or_else(|| answer_inner(a)).filter(|i| specific(i)) {
-            if contains_token(&hint.to_lowercase(), &inner.to_lowercase()) && wins_on_every_seed(ep, a, &cfg.seeds, cfg)? {
+            if contains_token(&hint_lower, &inner.to_lowercase()) && wins_on_every_seed(ep, a, &cfg.seeds, cfg)? {
                 return Ok(Some(format!("the hint contains {inner:?}, which wins as {a:?} on every probe seed")));
             }
         }
