@@ -320,6 +320,43 @@ fn killed_rounds_resume_to_the_same_outputs() {
     }
 }
 
+/// `DEVICE=cuda` makes the README's GPU recipe the round's sizes (the paper's); a knob on the
+/// command line still wins; without it the CPU sizes stay.
+#[test]
+fn the_gpu_sizes_are_the_defaults_with_device_cuda() {
+    let d = tmp();
+    let plan = |extra: &[&str]| {
+        let mut c = Command::new("make");
+        c.current_dir(root()).args(["--no-print-directory", "-s", "-n", "round", "NO_BUILD=1"]);
+        clean_env(&mut c);
+        c.arg(format!("RUNS={}", d.path().display())).arg("MODEL=/models/m").args(extra);
+        let out = c.output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let rollouts = |text: &str| text.lines().filter(|l| l.contains("spade-rollout ")).map(String::from).collect::<Vec<_>>();
+    let gpu = plan(&["DEVICE=cuda"]);
+    let steps = rollouts(&gpu);
+    assert_eq!(steps.len(), 4, "STEPS=4: {steps:#?}");
+    for l in &steps {
+        for f in ["--pool 16 --group 8", "--max-new-tokens 512 --max-turns 8", "--device cuda", "--repr f32"] {
+            assert!(l.contains(f), "{f} missing: {l}");
+        }
+    }
+    assert!(gpu.contains("--per-doc 4") && gpu.contains("--max-new-tokens 2048 --examples 2"), "{gpu}");
+    assert!(gpu.contains("spade-sample-corpus") && gpu.contains(" --n 8 "), "8 documents: {gpu}");
+    let set = plan(&["DEVICE=cuda", "POOL=3", "STEPS=1"]);
+    assert!(rollouts(&set).len() == 1 && rollouts(&set)[0].contains("--pool 3 --group 8"), "{set}");
+    let cpu = plan(&[]);
+    let steps = rollouts(&cpu);
+    assert_eq!(steps.len(), 1, "{steps:#?}");
+    assert!(
+        steps[0].contains("--pool 2 --group 2") && steps[0].contains("--max-new-tokens 96 --max-turns 3") && steps[0].contains("--repr auto"),
+        "{}",
+        steps[0]
+    );
+}
+
 /// A round whose runs folder fills up (a 1 MiB tmpfs: the GRPO step's checkpoint does not fit)
 /// stops at that stage with its one-line error; once there is space again (the tmpfs grown) the
 /// same `make round` finishes, with the outputs of a round that never ran short and no temporary
