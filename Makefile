@@ -60,6 +60,10 @@ MODEL ?= $(shell $(SHELL) scripts/fetch-model.sh 2>/dev/null)
 WARM ?= $(RUNS)/warmstart
 START ?= $(if $(wildcard $(WARM)/checkpoint/trainer_state.json),$(WARM)/checkpoint,$(MODEL))
 POOL ?= $(if $(GPU),16,2)
+# How the POOL memory environments are drawn each step: weighted (seeded, without replacement,
+# weight p(1-p) of the no-hint win rate with a win and a loss added), uniform, or recent (the most
+# recently played first, as before 2026-12-04). See spade-rollout --help.
+POOL_DRAW ?= weighted
 # FIXED_POOL=1 plays FIXED_POOL_SIZE environments drawn from the whole starting pool each round
 # (seeded, without replacement until all were played): as many as the self-play run's active pool
 # can hold (DOCS × PER_DOC new + POOL), or, with MATCH_RUN=runs/<run>, exactly as many as that
@@ -280,7 +284,7 @@ $(RUNDIR)/config.json: | venv
 	  run "$(RUN)" seed "$(SEED)" size "$(SIZE)" steps "$(STEPS)" delay "$(DELAY)" eval_every "$(EVAL_EVERY)" settings "$(SETTINGS)" \
 	  eval_suites "$(EVAL_SUITES)" eval_n "$(EVAL_N)" eval_samples "$(EVAL_SAMPLES)" threads "$(THREADS)" device "$(DEVICE)" repr "$(REPR)" \
 	  model "$(MODEL)" start "$(START)" seed_plays "$(SEED_PLAYS)" match_run "$(MATCH_RUN)" fixed_pool_size "$(FIXED_POOL_SIZE)" \
-	  pool "$(POOL)" temperature "$(TEMPERATURE)" design_temperature "$(DESIGN_TEMPERATURE)" lr "$(LR)" variant "$(VARIANT)" fixed_pool "$(FIXED_POOL)" \
+	  pool "$(POOL)" pool_draw "$(POOL_DRAW)" temperature "$(TEMPERATURE)" design_temperature "$(DESIGN_TEMPERATURE)" lr "$(LR)" variant "$(VARIANT)" fixed_pool "$(FIXED_POOL)" \
 	  frozen_designer "$(FROZEN_DESIGNER)" no_memory "$(NO_MEMORY)" no_corpus "$(NO_CORPUS)" corpus "$(CORPUS)" \
 	  seeds "$(SEEDS)" candidates "$(CANDIDATES)" sample_flags "$(SAMPLE_FLAGS)" design_flags "$(DESIGN_FLAGS)" validate_flags "$(VALIDATE_FLAGS)" \
 	  rollout_flags "$(ROLLOUT_FLAGS)" regret_flags "$(REGRET_FLAGS)" grpo_flags "$(GRPO_FLAGS)" eval_flags "$(EVAL_FLAGS)"
@@ -327,7 +331,7 @@ step-$(1)-inputs: $$(STEP_INPUTS_$(1))
 $(call SHARDED,$(call SDIR,$(1))/rollouts.parquet): $$(STEP_INPUTS_$(1))
 	$(ROLLOUT) --model $(if $(filter 0,$(1)),$(START_MODEL),$(call SDIR,$(shell echo $$(($(1)-1))))/checkpoint) \
 	  $(if $(NEW_ENVS),--envs $(NEW_ENVS),) --memory $(if $(filter 0,$(1)),$(START_MEMORY),$(call SDIR,$(shell echo $$(($(1)-1))))/memory.parquet) \
-	  $(if $(FIXED_POOL),--pool-draw draw --pool $(FIXED_POOL_SIZE) $(MATCH_FLAG),--pool $(POOL)) --group $(GROUP) --step $(1) $$(SHARD_FLAG) -o $$@ $(ROLLOUT_FLAGS) $(MODELFLAGS) --repr $(REPR) $(COMMON)
+	  $(if $(FIXED_POOL),--pool-draw draw --pool $(FIXED_POOL_SIZE) $(MATCH_FLAG),--pool-draw $(POOL_DRAW) --pool $(POOL)) --group $(GROUP) --step $(1) $$(SHARD_FLAG) -o $$@ $(ROLLOUT_FLAGS) $(MODELFLAGS) --repr $(REPR) $(COMMON)
 
 $(call SDIR,$(1))/memory.parquet: $(call SHARDED,$(call SDIR,$(1))/rollouts.parquet)
 	$(if $(and $(filter $(LAST_STEP),$(1)),$(TRAIN_DESIGNER)),mkdir -p $(call SDIR,$(1)) && echo $(DCANDIDATES) > $(call SDIR,$(1))/designer-batch.txt,)

@@ -207,14 +207,25 @@ fn pool_from_memory_skips_bad_labels_and_errors_are_one_line() {
         rows.push(r);
     }
     write_jsonl(&mem, &rows);
-    let out = dir.path().join("r.jsonl");
-    let mut c = stage("spade-rollout");
-    c.arg("--model").arg(&mpath).arg("--memory").arg(&mem).arg("-o").arg(&out);
-    c.args(["--pool", "1", "--group", "1", "--arms", "nohint", "--max-turns", "1", "--max-new-tokens", "4", "--progress", "off"]);
-    c.assert().success();
-    let got = read_jsonl(&out);
-    assert_eq!(got.len(), 1);
-    assert_eq!(got[0]["env_id"], rows[0]["env_id"], "most recent playable memory environment");
+    let played = |draw: &str, seed: &str| {
+        let out = dir.path().join(format!("r-{draw}-{seed}.jsonl"));
+        let mut c = stage("spade-rollout");
+        c.arg("--model").arg(&mpath).arg("--memory").arg(&mem).arg("-o").arg(&out).args(["--pool-draw", draw, "--seed", seed]);
+        c.args(["--pool", "1", "--group", "1", "--arms", "nohint", "--max-turns", "1", "--max-new-tokens", "4", "--progress", "off"]);
+        c.assert().success();
+        let got = read_jsonl(&out);
+        assert_eq!(got.len(), 1);
+        got[0]["env_id"].as_str().unwrap().to_string()
+    };
+    assert_eq!(played("recent", "0"), rows[0]["env_id"], "most recent playable memory environment");
+    // The default draw: a playable environment (never too-easy or failing), seeded, both come up.
+    let drawn: Vec<String> = (0..8).map(|s| played("weighted", &s.to_string())).collect();
+    assert!(drawn.iter().all(|e| e == &rows[0]["env_id"] || e == &rows[2]["env_id"]), "{drawn:?}");
+    assert!(
+        drawn.contains(&rows[2]["env_id"].as_str().unwrap().to_string()) && drawn.contains(&rows[0]["env_id"].as_str().unwrap().to_string()),
+        "{drawn:?}"
+    );
+    assert_eq!(played("weighted", "3"), drawn[3], "same seed, same draw");
 
     // Bad input: one line, exit 2, no output.
     let bad = dir.path().join("bad.jsonl");

@@ -339,14 +339,14 @@ fn the_gpu_sizes_are_the_defaults_with_device_cuda() {
     let steps = rollouts(&gpu);
     assert_eq!(steps.len(), 4, "STEPS=4: {steps:#?}");
     for l in &steps {
-        for f in ["--pool 16 --group 8", "--max-new-tokens 512 --max-turns 8", "--device cuda", "--repr f32"] {
+        for f in ["--pool-draw weighted --pool 16 --group 8", "--max-new-tokens 512 --max-turns 8", "--device cuda", "--repr f32"] {
             assert!(l.contains(f), "{f} missing: {l}");
         }
     }
     assert!(gpu.contains("--per-doc 4") && gpu.contains("--max-new-tokens 2048 --examples 2"), "{gpu}");
     assert!(gpu.contains("spade-sample-corpus") && gpu.contains(" --n 8 "), "8 documents: {gpu}");
-    let set = plan(&["DEVICE=cuda", "POOL=3", "STEPS=1"]);
-    assert!(rollouts(&set).len() == 1 && rollouts(&set)[0].contains("--pool 3 --group 8"), "{set}");
+    let set = plan(&["DEVICE=cuda", "POOL=3", "STEPS=1", "POOL_DRAW=recent"]);
+    assert!(rollouts(&set).len() == 1 && rollouts(&set)[0].contains("--pool-draw recent --pool 3 --group 8"), "{set}");
     let cpu = plan(&[]);
     let steps = rollouts(&cpu);
     assert_eq!(steps.len(), 1, "{steps:#?}");

@@ -68,6 +68,8 @@ pub fn read_memory(paths: &[String]) -> anyhow::Result<Vec<MemoryEnv>> {
             env: spec(e.env.env_id.clone(), e.env.code.clone(), e.env.hint.clone(), e.env.skill.clone(), e.env.setting, "memory"),
             last_round: e.last_round,
             label: e.label,
+            plays_nohint: e.plays.nohint.plays,
+            wins_nohint: e.plays.nohint.wins,
         })
         .collect())
 }

@@ -1,8 +1,9 @@
 //! `spade-rollout`: Play every environment of the active pool with and without the hint, kept as tokens end to end.
 //!
 //! The active pool is the `--envs` table (`env_id`, `code`; `hint`, `skill`, `setting` used) plus
-//! up to `--pool P` environments of `--memory` (most recently seen first, never labelled
-//! too-easy, too-hard, failing or leak); with no new environment, the memory's alone. Every
+//! up to `--pool P` environments of `--memory` (never labelled too-easy, too-hard, failing or leak;
+//! drawn by `--pool-draw`, seeded by `--seed`, `--round` and `--step`); with no new environment, the
+//! memory's alone. Every
 //! environment is played `--group G` times per arm. An episode alternates the model's reply and an
 //! environment step (in the sandbox) until the environment ends it, `--max-turns`, the context
 //! length, or an environment failure. Replies of all live episodes are sampled in batches; the
@@ -57,11 +58,14 @@ struct Args {
     #[arg(long, default_value_t = 8)]
     pool: usize,
 
-    /// How the memory's environments are chosen: `recent` (self-play: most recently seen first,
-    /// never too-easy, too-hard, failing or leak) or `draw` (the fixed-pool baseline: each
-    /// --round takes the next --pool environments of the whole memory in a seeded order, none
-    /// again until all have been played).
-    #[arg(long, value_enum, default_value_t = PoolChoice::Recent)]
+    /// How the memory's environments are chosen (never too-easy, too-hard, failing or leak but
+    /// for `draw`): `weighted` (self-play: a seeded draw without replacement, each environment
+    /// weighted by p(1-p), p its no-hint win rate with a win and a loss added: 0.25 unplayed,
+    /// towards 0 where the agent always or never wins), `uniform` (the same draw, equal weights),
+    /// `recent` (most recently seen first) or `draw` (the fixed-pool baseline: each --round takes
+    /// the next --pool environments of the whole memory in a seeded order, none again until all
+    /// have been played).
+    #[arg(long, value_enum, default_value_t = PoolChoice::Weighted)]
     pool_draw: PoolChoice,
 
     /// Take as many memory environments as this rollouts (or envs) table has distinct `env_id`s,
@@ -139,6 +143,8 @@ struct Args {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
 #[serde(rename_all = "lowercase")]
 enum PoolChoice {
+    Weighted,
+    Uniform,
     Recent,
     Draw,
 }
@@ -183,8 +189,10 @@ fn run(args: Args) -> anyhow::Result<()> {
     let draw = match args.pool_draw {
         PoolChoice::Recent => PoolDraw::Recent,
         PoolChoice::Draw => PoolDraw::Draw,
+        PoolChoice::Weighted => PoolDraw::Weighted,
+        PoolChoice::Uniform => PoolDraw::Uniform,
     };
-    let mut pool = spade_rollout::choose_pool(new, memory, want, draw, args.common.seed, args.common.round);
+    let mut pool = spade_rollout::choose_pool(new, memory, want, draw, args.common.seed, args.common.round, args.step);
     let pool_size = pool.len();
     if let Some(s) = shard {
         pool.retain(|e| s.owns(env_hash(&e.env_id)));

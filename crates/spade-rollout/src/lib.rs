@@ -29,7 +29,7 @@ pub mod seed;
 
 pub use episode::{episode_specs, first_prompt, outcome_summary, play, Arm, EpisodeOutcome, EpisodeSpec, FirstPrompt, PlayConfig, PlayStats, Stamp};
 pub use policy::{ModelPolicy, Policy, ScriptedPolicy};
-pub use pool::{active_pool, choose_pool, drawn_pool, EnvSpec, MemoryEnv, PoolDraw};
+pub use pool::{active_pool, choose_pool, drawn_pool, weighted_pool, EnvSpec, MemoryEnv, PoolDraw};
 pub use prompt::{Templates, TurnFormat};
 pub use spade_schema::Setting;
 
