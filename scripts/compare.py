@@ -15,7 +15,10 @@ whose no-hint win rate is in [0.4, 0.6]), regret (mean hint − no-hint win rate
 environments), vendi_per_n (of the memory after the round), nohint_return (agent's mean no-hint
 training return), heldout_env (held-out environment suites' mean return), rg (Reasoning-Gym
 suites' mean score), each *_se its standard error (over environments or eval items); compute:
-episodes, generated_tokens (agent), agent_tokens_trained, designer_tokens_trained.
+episodes, generated_tokens (agent), agent_tokens_trained, designer_tokens_trained. Signals
+(issue #42): hint_lift_positive (share of played environments whose hint arm won more than the
+no-hint arm), designer_variance_share (share of the round's designer advantage groups whose rewards
+were not all equal, so they carried a gradient), envs_played (distinct environments played).
 """
 import csv
 import glob
@@ -33,7 +36,8 @@ from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 COLUMNS = ["arm", "round", "validity", "edge_share", "edge_share_se", "regret", "regret_se", "vendi_per_n",
            "nohint_return", "nohint_return_se", "heldout_env", "heldout_env_se", "rg", "rg_se", "episodes",
-           "generated_tokens", "agent_tokens_trained", "designer_tokens_trained"]
+           "generated_tokens", "agent_tokens_trained", "designer_tokens_trained", "hint_lift_positive",
+           "hint_lift_positive_se", "designer_variance_share", "envs_played"]
 
 
 def mean_se(xs):
@@ -77,8 +81,10 @@ def round_row(run, rd, metrics):
     if nohint:
         p = sum(1 for x in nohint.values() if 0.4 <= x <= 0.6) / len(nohint)
         row["edge_share"], row["edge_share_se"] = p, math.sqrt(p * (1 - p) / len(nohint))
-    row["regret"], row["regret_se"] = mean_se(
-        [sum(v["hint"]) / len(v["hint"]) - nohint[k] for k, v in per_env.items() if v.get("hint") and k in nohint])
+    lifts = [sum(v["hint"]) / len(v["hint"]) - nohint[k] for k, v in per_env.items() if v.get("hint") and k in nohint]
+    row["regret"], row["regret_se"] = mean_se(lifts)
+    row["hint_lift_positive"], row["hint_lift_positive_se"] = mean_se([1.0 if x > 0 else 0.0 for x in lifts])
+    row["envs_played"] = len({e["env_id"] for e in eps})
     row["nohint_return"], row["nohint_return_se"] = mean_se(list(nohint.values()))
     mine = [m for m in metrics if m.get("round") == r]
     vendi = [(m.get("memory") or {}).get("vendi_per_n") for m in mine if m.get("stage") == "spade-regret"]
@@ -89,6 +95,9 @@ def round_row(run, rd, metrics):
     grpo = [m.get("metrics") or {} for m in mine if m.get("stage") == "spade-grpo-step"]
     row["agent_tokens_trained"] = sum((g.get("agent") or {}).get("tokens", 0) for g in grpo)
     row["designer_tokens_trained"] = sum((g.get("designer") or {}).get("tokens", 0) for g in grpo)
+    groups = [(m.get("groups") or {}).get("designer") or {} for m in mine if m.get("stage") == "spade-grpo-step"]
+    n_groups = sum(g.get("groups", 0) for g in groups)
+    row["designer_variance_share"] = (n_groups - sum(g.get("dropped_groups", 0) for g in groups)) / n_groups if n_groups else None
     row.update(eval_row(table(os.path.join(rd, "eval.parquet"))))
     return row
 
@@ -121,7 +130,9 @@ FIGURE = ["heldout_env", "rg", "nohint_return", "edge_share", "regret", "validit
 
 MD = [("validity", "validity"), ("edge_share", "edge share"), ("regret", "regret"), ("vendi_per_n", "Vendi/n"),
       ("nohint_return", "no-hint return"), ("heldout_env", "held-out envs"), ("rg", "rg:easy"), ("episodes", "episodes"),
-      ("agent_tokens_trained", "agent tokens trained"), ("designer_tokens_trained", "designer tokens trained")]
+      ("agent_tokens_trained", "agent tokens trained"), ("designer_tokens_trained", "designer tokens trained"),
+      ("hint_lift_positive", "hint helps (share)"), ("designer_variance_share", "designer groups with variance"),
+      ("envs_played", "environments played")]
 
 
 def markdown(path, rows):

@@ -110,6 +110,7 @@ def main():
             for s in table(p):
                 regrets.setdefault(r, []).append(s.get("regret"))
                 rewards.setdefault(r, []).append(s.get("designer_reward"))
+    parts.append(signals_table(run, rounds, metrics))
     parts.append("<h2>Validity and returns</h2>")
     parts.append(line_plot("validity rate of designed environments", {"valid share": sorted(validity.items())}))
     parts.append(line_plot("mean return per arm", {"hint": sorted(hint_wr.items()), "no hint": sorted(nohint_wr.items())}))
@@ -172,6 +173,39 @@ def main():
         f.write("\n".join(parts))
     os.replace(tmp, out)
     print(out)
+
+
+def signals_table(run, rounds, metrics):
+    """Per round, the self-play signals (issue #42): validity, rejects by stage, hint lift, designer
+    groups with reward variance, the [0.4, 0.6] band share, environments played."""
+    from compare import round_row  # compare.py imports this module: import here, not at the top
+
+    def cell(v, se=None):
+        if v is None:
+            return "-"
+        if isinstance(v, float):
+            return ("%.3f ± %.3f" % (v, se)) if se is not None else "%.3f" % v
+        return html.escape(str(v))
+
+    head = ["round", "valid share", "rejects by stage", "hint lift (mean)", "hint helps (share)",
+            "designer groups with variance", "no-hint win rate in [0.4, 0.6]", "environments played"]
+    rows = []
+    for rd in rounds:
+        r = round_row(run, rd, metrics)
+        stages = {}
+        for x in table(os.path.join(rd, "rejects.parquet")):
+            stages[x.get("stage")] = stages.get(x.get("stage"), 0) + 1
+        rejects = ", ".join("%s %d" % (k, v) for k, v in sorted(stages.items(), key=lambda kv: -kv[1])) or "-"
+        rows.append([str(r["round"]), cell(r.get("validity")), html.escape(rejects), cell(r.get("regret"), r.get("regret_se")),
+                     cell(r.get("hint_lift_positive")), cell(r.get("designer_variance_share")),
+                     cell(r.get("edge_share"), r.get("edge_share_se")), cell(r.get("envs_played"))])
+    out = ["<h2>Self-play signals per round</h2>",
+           "<p>hint lift: the hint arm's win rate minus the no-hint arm's, per played environment (± one standard error); "
+           "designer groups with variance: share of the designer's advantage groups whose rewards differ (the others carry no gradient)</p>",
+           "<table border=1 cellspacing=0 cellpadding=3><tr>%s</tr>" % "".join("<th>%s</th>" % h for h in head)]
+    out += ["<tr>%s</tr>" % "".join("<td>%s</td>" % c for c in row) for row in rows]
+    out.append("</table>")
+    return "\n".join(out)
 
 
 def flatten(d, prefix=""):

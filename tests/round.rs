@@ -221,6 +221,8 @@ fn a_round_is_real_end_to_end() {
     // The report and the recorded configuration.
     let report = std::fs::read_to_string(run.join("report.html")).unwrap();
     assert!(report.contains("data:image/png;base64,"), "the report has plots");
+    let signals = report.split("Self-play signals per round").nth(1).expect("the signals table").split("</table>").next().unwrap();
+    assert!(signals.contains("<tr><td>1</td>"), "a row for round 1: {signals}");
     let cfg: Value = serde_json::from_str(&std::fs::read_to_string(run.join("config.json")).unwrap()).unwrap();
     assert_eq!(cfg["size"], "2,2,4");
     assert_eq!(cfg["candidates"], json!(fixed.display().to_string()));
@@ -491,6 +493,9 @@ fn an_experiment_runs_its_arms_from_one_start_at_matched_compute_and_compares_th
         "episodes",
         "agent_tokens_trained",
         "designer_tokens_trained",
+        "hint_lift_positive",
+        "designer_variance_share",
+        "envs_played",
     ] {
         assert!(header.contains(&col), "{col} in {header:?}");
     }
@@ -507,6 +512,10 @@ fn an_experiment_runs_its_arms_from_one_start_at_matched_compute_and_compares_th
         }
     }
     assert_eq!(at("fixed-pool", "1", "designer_tokens_trained"), "0", "the baseline trains no designer");
+    assert!(at("fixed-pool", "1", "designer_variance_share").is_empty(), "no designer groups: {csv}");
+    for arm in ["spade", "fixed-pool"] {
+        assert_eq!(at(arm, "1", "envs_played").parse::<usize>().unwrap(), env_sets(&exp.join(arm), 1).0.len(), "{csv}");
+    }
     assert!(at("fixed-pool", "1", "validity").is_empty());
     let page = std::fs::read_to_string(exp.join("compare.html")).unwrap();
     assert!(page.matches("data:image/png;base64,").count() >= 8, "one plot per metric");
