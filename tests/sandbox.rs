@@ -256,6 +256,21 @@ fn file_metadata(p: &Path) -> (u32, i64, Vec<u8>) {
     (m.mode(), m.mtime(), names)
 }
 
+/// The fork servers of the workers `sb.worker_pids()` names: each worker's own child where it runs
+/// the fork server as the init of a PID namespace of its own (the worker process waits outside),
+/// else the worker itself.
+fn fork_servers(workers: &[u32]) -> Vec<u32> {
+    workers
+        .iter()
+        .map(|&w| {
+            let kids = std::fs::read_to_string(format!("/proc/{w}/task/{w}/children")).unwrap_or_default();
+            let kids: Vec<u32> = kids.split_whitespace().filter_map(|k| k.parse().ok()).collect();
+            let ns = |p: u32| std::fs::read_link(format!("/proc/{p}/ns/pid")).ok();
+            kids.into_iter().find(|&k| ns(k) != ns(w)).unwrap_or(w)
+        })
+        .collect()
+}
+
 /// The limits and scheduling priority of processes (the workers).
 fn processes_state(pids: &[u32]) -> Vec<String> {
     pids.iter()
@@ -292,7 +307,8 @@ fn adversarial_suite() {
 
     let base = baseline().clone();
     let sb = sandbox(2);
-    let workers = sb.worker_pids();
+    let worker_pids = sb.worker_pids();
+    let workers = fork_servers(&worker_pids);
     let mut secret_meta = file_metadata(&secret_file);
     let mut worker_state = processes_state(&workers);
     let landlock = sb.layers().landlock;
@@ -375,7 +391,7 @@ fn adversarial_suite() {
             problems.push("changed the worker's limits or priority".into());
             worker_state = state;
         }
-        if sb.worker_pids() != workers {
+        if sb.worker_pids() != worker_pids || fork_servers(&worker_pids) != workers {
             problems.push("a worker process died".into());
         }
         eprintln!("{name:28} {:>16} {:>7} {:>6.0?}", outcome.status.as_str(), outcome.phase, outcome.elapsed);
@@ -411,7 +427,13 @@ fn a_weak_sandbox_is_refused_unless_allowed() {
     match Sandbox::new(layered(true, true, false)) {
         Ok(full) => {
             let line = full.layers().to_string();
-            assert!(line.contains("landlock=on") && line.contains("namespaces=net+ipc+uts+mnt") && line.contains("read-only root"), "{line}");
+            assert!(
+                line.contains("landlock=on")
+                    && line.contains("namespaces=pid+net+ipc+uts+mnt")
+                    && line.contains("own /proc")
+                    && line.contains("read-only root"),
+                "{line}"
+            );
             assert_eq!(full.layers().missing(), None);
         }
         // a host without every layer (CI machines have them all)
@@ -450,6 +472,53 @@ fn workers_see_a_private_tmp() {
     let name = host.path().file_name().unwrap().to_string_lossy().to_string();
     assert!(!seen.contains(&name) && !seen.contains("HOST-SECRET") && !seen.contains("spade-sandbox-shm"), "{seen}");
     assert!(seen.contains("FileNotFoundError"), "{seen}");
+}
+
+/// The workers' PID namespace: an episode sees in `/proc` only the processes of its own worker
+/// (the fork server, as pid 1, and the episodes running), never the host's or this test's, and
+/// every pid it can name is one of those. Landlock is off here (it would hide other processes'
+/// `/proc` entries on its own), so only the namespace hides them. The library still names the
+/// episode by its host pid (`Episode::pid`), and killing the worker ends its episodes.
+#[test]
+fn episodes_see_only_their_own_pid_namespace() {
+    let sb = Sandbox::new(SandboxConfig { jobs: 1, ..layered(false, true, true) }).unwrap();
+    if !sb.layers().namespaces.contains("own /proc") {
+        eprintln!("no PID namespace on this host: {}", sb.layers().namespaces);
+        return;
+    }
+    let code = "import os\nclass PeekEnv:\n    def reset(self, seed=None):\n        seen = []\n        for p in sorted(int(x) for x in os.listdir('/proc') if x.isdigit()):\n            try:\n                seen.append('%d:%s' % (p, open('/proc/%d/comm' % p).read().strip()))\n            except OSError:\n                pass\n        return ' '.join(seen) + ' me:%d parent:%d' % (os.getpid(), os.getppid()), {}\n    def step(self, action):\n        return 'x', 0.0, True, False, {}\n";
+    let mut other = sb.start().unwrap();
+    other.load("class WaitEnv:\n    def reset(self, seed=None):\n        return 'x', {}\n    def step(self, a):\n        return 'x', 0.0, True, False, {}\n", None).unwrap();
+    let mut ep = sb.start().unwrap();
+    ep.load(code, None).unwrap();
+    let seen = ep.reset(0).unwrap().observation;
+    let me = std::process::id();
+    let procs: Vec<&str> = seen.split_whitespace().filter(|w| !w.starts_with("me:") && !w.starts_with("parent:")).collect();
+    assert!(seen.ends_with("parent:1"), "the fork server is the namespace's init: {seen}");
+    assert!(procs.len() <= 3 && procs[0].starts_with("1:"), "the fork server and two episodes, nothing else: {seen}");
+    assert!(procs.iter().all(|p| p.ends_with(":spade-sandbox-w")), "only sandbox processes: {seen}");
+    assert!(!procs.iter().any(|p| p.starts_with(&format!("{me}:"))), "{seen}");
+    // The library's pid is the host's: that process is in this test's /proc, a child of the fork server.
+    let host = ep.pid();
+    assert!(host > 1, "{host}");
+    let stat = std::fs::read_to_string(format!("/proc/{host}/stat")).unwrap();
+    assert!(stat.contains("(spade-sandbox-w)"), "{stat}");
+    // SIGKILL to the worker (what the stage holds) ends every process of its namespace.
+    let worker = sb.worker_pids()[0];
+    let mut pids: Vec<i32> = vec![host, other.pid()];
+    pids.extend(fork_servers(&[worker]).into_iter().map(|p| p as i32));
+    // SAFETY: a signal to the worker process this test's sandbox started.
+    unsafe { libc::kill(worker as i32, libc::SIGKILL) };
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let alive = |p: i32| {
+        std::fs::read_to_string(format!("/proc/{p}/stat")).is_ok_and(|s| !s.rsplit_once(')').is_some_and(|x| x.1.trim_start().starts_with('Z')))
+    };
+    while pids.iter().any(|&p| alive(p)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!pids.iter().any(|&p| alive(p)), "processes of the killed worker's namespace left: {pids:?}");
+    drop(ep);
+    drop(other);
 }
 
 /// What the worker's Python reads stays readable when it lives under `/tmp` (a clone, a venv or

@@ -25,6 +25,9 @@ pub struct ChildConfig {
     pub scratch: String,
     #[serde(default)]
     pub ro_paths: Vec<String>,
+    /// The fork server's pid as the child sees it (1 in the sandbox's PID namespace); 0: unknown.
+    #[serde(default)]
+    pub parent_pid: i32,
 }
 
 /// Layers applied in one child (returned to the driver; informational).
@@ -54,7 +57,9 @@ pub fn apply(cfg: &ChildConfig) -> Result<ChildReport, String> {
     // SAFETY: prctl/getppid are plain syscalls.
     unsafe {
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
-        if libc::getppid() == 1 {
+        // the fork server died before the death signal was armed
+        let ppid = libc::getppid();
+        if (cfg.parent_pid > 0 && ppid != cfg.parent_pid) || (cfg.parent_pid == 0 && ppid == 1) {
             libc::_exit(71);
         }
     }
@@ -368,26 +373,86 @@ fn apply_seccomp(deny_writes: bool) -> Result<(), String> {
 
 /// Put the calling process (the worker, before Python starts) in fresh network, IPC, UTS and
 /// mount namespaces (no network but loopback, its own System V names and hostname, mounts of its
-/// own), directly or inside a user namespace. Returns what it did: `net+ipc+uts+mnt (unshare)`,
-/// `… (userns)`, or `unavailable (…)`. The file-system view is [`private_view`]'s, once the
-/// worker knows which paths its Python needs.
+/// own) and, where the host allows, a fresh PID namespace for its children (see [`pid_init`]),
+/// directly or inside a user namespace. Returns what it did: `pid+net+ipc+uts+mnt (unshare)`,
+/// `… (userns)`, `net+ipc+uts+mnt (…)` without the PID namespace, or `unavailable (…)`. The
+/// file-system view is [`private_view`]'s, once the worker knows which paths its Python needs.
 pub fn enter_namespaces() -> String {
     const WHICH: libc::c_int = libc::CLONE_NEWNET | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS | libc::CLONE_NEWNS;
-    // SAFETY: unshare on the single-threaded worker at start-up.
-    if unsafe { libc::unshare(WHICH) } == 0 {
-        return "net+ipc+uts+mnt (unshare)".into();
+    // SAFETY: getuid/getgid have no side effects.
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    let mut first = None;
+    for (pid, name) in [(libc::CLONE_NEWPID, "pid+net+ipc+uts+mnt"), (0, "net+ipc+uts+mnt")] {
+        // SAFETY: unshare on the single-threaded worker at start-up.
+        if unsafe { libc::unshare(WHICH | pid) } == 0 {
+            return format!("{name} (unshare)");
+        }
+        first.get_or_insert_with(errno);
+        // SAFETY: as above.
+        if unsafe { libc::unshare(libc::CLONE_NEWUSER | WHICH | pid) } == 0 {
+            let _ = std::fs::write("/proc/self/setgroups", "deny");
+            let _ = std::fs::write("/proc/self/uid_map", format!("{uid} {uid} 1"));
+            let _ = std::fs::write("/proc/self/gid_map", format!("{gid} {gid} 1"));
+            return format!("{name} (userns)");
+        }
     }
-    let first = errno();
-    // SAFETY: as above.
-    let uid = unsafe { libc::getuid() };
-    let gid = unsafe { libc::getgid() };
-    if unsafe { libc::unshare(libc::CLONE_NEWUSER | WHICH) } != 0 {
-        return format!("unavailable ({first})");
+    format!("unavailable ({})", first.expect("tried"))
+}
+
+/// After [`enter_namespaces`] made a PID namespace: fork its first process, which becomes the
+/// namespace's init and the fork server, and returns here; the calling process stays outside,
+/// closes `ctrl_fd`, waits, and exits with the inner one's status (it is what the stage started
+/// and kills). The inner one dies with it (parent-death signal), and when the inner one ends the
+/// kernel kills every process left in the namespace, so no episode outlives its worker. The
+/// inner one mounts a fresh `/proc` that shows the namespace's processes only; returns how that
+/// went (`own /proc` or `host /proc (…)`), or an error when the fork failed.
+pub fn pid_init(ctrl_fd: i32) -> Result<String, String> {
+    let mut p = [0; 2];
+    // SAFETY: p points to two ints.
+    if unsafe { libc::pipe2(p.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(format!("pipe: {}", errno()));
     }
-    let _ = std::fs::write("/proc/self/setgroups", "deny");
-    let _ = std::fs::write("/proc/self/uid_map", format!("{uid} {uid} 1"));
-    let _ = std::fs::write("/proc/self/gid_map", format!("{gid} {gid} 1"));
-    "net+ipc+uts+mnt (userns)".into()
+    // SAFETY: the worker is single-threaded here (Python is not started yet).
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(format!("fork: {}", errno()));
+    }
+    if pid > 0 {
+        // SAFETY: closing our copies; waitpid on our own child.
+        unsafe {
+            libc::close(p[0]);
+            libc::close(ctrl_fd);
+            let mut st = 0;
+            loop {
+                let r = libc::waitpid(pid, &mut st, 0);
+                if r == pid || (r < 0 && *libc::__errno_location() != libc::EINTR) {
+                    break;
+                }
+            }
+            let code = if libc::WIFEXITED(st) { libc::WEXITSTATUS(st) } else { 128 + libc::WTERMSIG(st) };
+            libc::_exit(code);
+        }
+    }
+    // SAFETY: prctl and close with constant or owned arguments; poll on one valid pollfd.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+        libc::close(p[1]);
+        // the outer process holds the write end until it exits: a hang-up means it already has
+        let mut fd = libc::pollfd { fd: p[0], events: libc::POLLIN, revents: 0 };
+        if libc::poll(&mut fd, 1, 0) > 0 && fd.revents & libc::POLLHUP != 0 {
+            libc::_exit(1);
+        }
+        libc::close(p[0]);
+    }
+    // no mount of ours may propagate to the host's namespace: private first (as private_view does)
+    let root = std::path::Path::new("/");
+    let proc_flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+    let mounted = mount(None, root, None, libc::MS_REC | libc::MS_PRIVATE, None)
+        .and_then(|()| mount(Some("proc"), std::path::Path::new("/proc"), Some("proc"), proc_flags, None));
+    Ok(match mounted {
+        Ok(()) => "own /proc".to_string(),
+        Err(e) => format!("host /proc ({e})"),
+    })
 }
 
 /// `struct mount_attr` of mount_setattr(2).

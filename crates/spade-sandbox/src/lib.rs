@@ -185,8 +185,9 @@ pub struct Layers {
     /// Whether children use landlock (ABI > 0 and enabled). Without it, seccomp forbids all
     /// file creation and modification instead.
     pub landlock: bool,
-    /// The workers' namespaces and file-system view: `net+ipc+uts+mnt (unshare; read-only root,
-    /// private /tmp)`, `… (userns; …)`, `off` or `unavailable (…)`.
+    /// The workers' namespaces and file-system view: `pid+net+ipc+uts+mnt (unshare; own /proc;
+    /// read-only root, private /tmp)`, `… (userns; …)`, `net+…` without a PID namespace, `off`
+    /// or `unavailable (…)`.
     pub namespaces: String,
     pub python: String,
 }
@@ -198,8 +199,13 @@ impl Layers {
         if !self.landlock {
             gone.push(if self.landlock_abi > 0 { "landlock is off".to_string() } else { "the kernel has no landlock".to_string() });
         }
-        if !self.namespaces.starts_with("net+") {
+        let ns = self.namespaces.strip_prefix("pid+");
+        if !ns.unwrap_or(&self.namespaces).starts_with("net+") {
             gone.push(format!("no network, IPC, UTS and mount namespaces ({})", self.namespaces));
+        } else if ns.is_none() {
+            gone.push(format!("no PID namespace ({})", self.namespaces));
+        } else if !self.namespaces.contains("own /proc") {
+            gone.push(format!("no /proc of the PID namespace's own ({})", self.namespaces));
         } else if !self.namespaces.contains("read-only root") {
             gone.push(format!("no read-only, private file-system view ({})", self.namespaces));
         }
@@ -269,9 +275,15 @@ struct WorkerProc {
 
 impl WorkerProc {
     fn request(&self, req: &Value, fds: &[i32], timeout: Duration) -> std::io::Result<Value> {
+        self.request_fds(req, fds, timeout).map(|(v, _)| v)
+    }
+
+    /// A request whose reply may carry file descriptors (a spawned child's pidfd).
+    fn request_fds(&self, req: &Value, fds: &[i32], timeout: Duration) -> std::io::Result<(Value, Vec<OwnedFd>)> {
         sys::send_msg(&self.ctrl, req.to_string().as_bytes(), fds)?;
-        let reply = sys::recv_msg(&self.ctrl, Instant::now() + timeout)?;
-        serde_json::from_slice(&reply).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+        let (reply, fds) = sys::recv_msg_fds(&self.ctrl, Instant::now() + timeout)?;
+        let v = serde_json::from_slice(&reply).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
+        Ok((v, fds))
     }
 
     fn shutdown(mut self) {
@@ -494,13 +506,21 @@ impl Sandbox {
         }
         let w = guard.as_ref().expect("worker present");
         let generation = w.generation;
-        match w.request(&req, &[child_end.as_raw_fd(), out_w.as_raw_fd()], Duration::from_secs(10)) {
-            Ok(reply) => {
+        match w.request_fds(&req, &[child_end.as_raw_fd(), out_w.as_raw_fd()], Duration::from_secs(10)) {
+            Ok((reply, mut fds)) => {
                 drop(guard);
                 drop(child_end);
                 drop(out_w);
                 let Some(pid) = reply["pid"].as_i64() else {
                     return Err(infra(format!("worker refused to spawn: {}", reply["error"])));
+                };
+                // The child's pid in the worker's PID namespace names it to the worker; a pidfd
+                // (sent with the reply) names it here, and gives its pid as this process sees it.
+                let pidfd = if reply["pidfd"].as_bool() == Some(true) && !fds.is_empty() { Some(fds.remove(0)) } else { None };
+                let host_pid = match &pidfd {
+                    Some(fd) => sys::pidfd_pid(fd).unwrap_or(0),
+                    None if !self.inner.layers.namespaces.starts_with("pid+") => pid as i32,
+                    None => 0,
                 };
                 let chan = UnixStream::from(lib_end);
                 chan.set_nonblocking(true).map_err(|e| infra(e.to_string()))?;
@@ -509,7 +529,9 @@ impl Sandbox {
                     sb: self.inner.clone(),
                     slot,
                     generation,
-                    pid: pid as i32,
+                    ns_pid: pid as i32,
+                    pid: host_pid,
+                    pidfd,
                     chan,
                     out: Some(out_r),
                     rbuf: Vec::new(),
@@ -556,7 +578,12 @@ pub struct Episode {
     sb: Arc<Inner>,
     slot: usize,
     generation: u64,
+    /// The child's pid in the worker's PID namespace (what the worker reaps).
+    ns_pid: i32,
+    /// Its pid in this process's namespace (0 once it was gone before we could look).
     pid: i32,
+    /// A pidfd of the child, the only way this process signals it.
+    pidfd: Option<OwnedFd>,
     chan: UnixStream,
     out: Option<OwnedFd>,
     rbuf: Vec<u8>,
@@ -569,8 +596,20 @@ pub struct Episode {
 }
 
 impl Episode {
+    /// The child's pid as this process sees it (the worker runs it in a PID namespace of its own,
+    /// where it has another).
     pub fn pid(&self) -> i32 {
         self.pid
+    }
+
+    /// SIGKILL the child, through its pidfd (a pid of the worker's namespace means nothing here).
+    fn kill(&self) {
+        match &self.pidfd {
+            Some(fd) => sys::pidfd_kill(fd, libc::SIGKILL),
+            None if self.pid > 0 && self.pid == self.ns_pid => sys::kill(self.ns_pid, libc::SIGKILL),
+            // no pidfd and another namespace: the worker's reap kills it
+            None => {}
+        }
     }
 
     /// Captured stdout + stderr so far (at most `output_bytes`).
@@ -783,7 +822,7 @@ impl Episode {
 
     /// Kill the child for `status` and remember the error.
     fn die(&mut self, status: Status, msg: String, phase: &str) -> CallError {
-        sys::kill(self.pid, libc::SIGKILL);
+        self.kill();
         self.finish(0);
         let e = CallError::new(status, msg).phase(phase);
         self.dead = Some(e.clone());
@@ -799,7 +838,7 @@ impl Episode {
         let info = match guard.as_ref() {
             Some(w) if w.generation == self.generation => {
                 match w.request(
-                    &json!({"op": "reap", "pid": self.pid, "grace_ms": grace_ms}),
+                    &json!({"op": "reap", "pid": self.ns_pid, "grace_ms": grace_ms}),
                     &[],
                     Duration::from_secs(10) + Duration::from_millis(grace_ms),
                 ) {
@@ -810,7 +849,7 @@ impl Episode {
                     },
                     Err(e) => {
                         tracing::warn!("sandbox: reap failed: {e}; restarting worker");
-                        sys::kill(self.pid, libc::SIGKILL);
+                        self.kill();
                         if let Some(w) = guard.take() {
                             w.shutdown();
                         }
@@ -833,7 +872,7 @@ impl Episode {
 impl Drop for Episode {
     fn drop(&mut self) {
         if self.exit.is_none() {
-            sys::kill(self.pid, libc::SIGKILL);
+            self.kill();
             self.finish(0);
         }
     }

@@ -557,6 +557,8 @@ def worker_main(ctrl_fd, harden, hello_json, private_view):
     gc.freeze()
     children = {}
     seq = 0
+    # 1 when this is the init of the sandbox's own PID namespace
+    server_pid = os.getpid()
     base = hello["scratch_root"]
     os.makedirs(base, exist_ok=True)
     ctrl.send(json.dumps({"op": "hello", **hello}).encode())
@@ -581,11 +583,23 @@ def worker_main(ctrl_fd, harden, hello_json, private_view):
                 ctrl.send(json.dumps({"error": "spawn failed: %s" % e}).encode())
                 continue
             if pid == 0:
-                child_main(ctrl, fds[0], fds[1], scratch, req.get("config", {}), harden, ro_paths)
+                child_main(ctrl, fds[0], fds[1], scratch, dict(req.get("config", {}), parent_pid=server_pid), harden, ro_paths)
             for fd in fds:
                 os.close(fd)
             children[pid] = scratch
-            ctrl.send(json.dumps({"pid": pid, "scratch": scratch}).encode())
+            # A pidfd names the child to the library, whose PID namespace is not ours.
+            try:
+                pidfd = os.pidfd_open(pid)
+            except (OSError, AttributeError):
+                pidfd = None
+            reply = json.dumps({"pid": pid, "scratch": scratch, "pidfd": pidfd is not None}).encode()
+            if pidfd is None:
+                ctrl.send(reply)
+            else:
+                try:
+                    socket.send_fds(ctrl, [reply], [pidfd])
+                finally:
+                    os.close(pidfd)
         elif op == "reap":
             pid = req["pid"]
             scratch = children.pop(pid, None)
@@ -594,6 +608,8 @@ def worker_main(ctrl_fd, harden, hello_json, private_view):
                 continue
             ctrl.send(json.dumps(_reap(pid, req.get("grace_ms", 0))).encode())
             shutil.rmtree(scratch, ignore_errors=True)
+            if server_pid == 1:
+                _reap_orphans(children)
         elif op == "ping":
             ctrl.send(b'{"pong": true}')
         else:
@@ -602,6 +618,21 @@ def worker_main(ctrl_fd, harden, hello_json, private_view):
         _reap(pid, 0)
         shutil.rmtree(children.pop(pid), ignore_errors=True)
     shutil.rmtree(base, ignore_errors=True)
+
+
+def _reap_orphans(children):
+    """As the PID namespace's init, collect the exited processes it inherited: the descendants of
+    episodes that ended before them (killed with their episode's process group)."""
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return
+    for name in names:
+        if name.isdigit() and int(name) != 1 and int(name) not in children:
+            try:
+                os.waitpid(int(name), os.WNOHANG)
+            except ChildProcessError:
+                pass
 
 
 def _reap(pid, grace_ms):

@@ -63,7 +63,17 @@ pub fn main() -> i32 {
         eprintln!("spade-sandbox-worker: needs --ctrl-fd and --scratch-root (it is started by spade stages)");
         return 2;
     };
-    let netns = if netns == "off" { "off".to_string() } else { harden::enter_namespaces() };
+    let mut netns = if netns == "off" { "off".to_string() } else { harden::enter_namespaces() };
+    if netns.starts_with("pid+") {
+        // this process stays outside and waits; what follows runs as the namespace's init
+        match harden::pid_init(ctrl_fd) {
+            Ok(proc) => netns = format!("{}; {proc})", netns.trim_end_matches(')')),
+            Err(e) => {
+                eprintln!("spade-sandbox-worker: cannot start the PID namespace's first process: {e}");
+                return 1;
+            }
+        }
+    }
     let hello = serde_json::json!({
         "scratch_root": scratch_root,
         "layers": {
