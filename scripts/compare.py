@@ -7,7 +7,9 @@ Each arm is a spade run folder runs/<exp>/<arm>. Reads only spade's files (the r
 metrics.jsonl, with pyarrow) and writes runs/<exp>/compare.csv (one row per arm and round) and
 runs/<exp>/compare.html (one plot per metric, one line per arm, error bars = one standard error),
 runs/<exp>/compare.png (the six main metrics in one figure, for a README), runs/<exp>/compare.md (the
-table in Markdown, mean ± standard error), and prints the CSV's path. Round 0 is the starting model's evaluation (eval-start.parquet of the
+table in Markdown, mean ± standard error; then, per arm, round and evaluation measure, the paired
+difference over the items both evaluated to the start and to the fixed-pool arm's same round, with a
+95% interval), and prints the CSV's path. Round 0 is the starting model's evaluation (eval-start.parquet of the
 first arm that has one); its training columns are empty.
 
 Columns: validity (valid share of designed candidates), edge_share (share of played environments
@@ -58,6 +60,51 @@ def eval_scores(rows, pick):
         if pick(r["suite"]):
             per_item.setdefault((r["suite"], r["task"], r["item_id"]), []).append(r["score"])
     return mean_se([sum(v) / len(v) for v in per_item.values()])
+
+
+def item_scores(rows, pick):
+    """Mean score per eval item ((suite, task, item_id), over its samples) of the suites `pick` accepts."""
+    per_item = {}
+    for r in rows:
+        if pick(r["suite"]):
+            per_item.setdefault((r["suite"], r["task"], r["item_id"]), []).append(r["score"])
+    return {k: sum(v) / len(v) for k, v in per_item.items()}
+
+
+def paired(rows, ref, pick):
+    """Paired difference rows − ref over the items both evaluated: (mean, 95% low, 95% high, n), the
+    interval mean ± 1.96 standard errors of the per-item differences; None without common items."""
+    a, b = item_scores(rows, pick), item_scores(ref, pick)
+    d = [a[k] - b[k] for k in a if k in b]
+    if not d:
+        return None
+    m, se = mean_se(d)
+    return m, m - 1.96 * se, m + 1.96 * se, len(d)
+
+
+MEASURES = [("heldout_env", "held-out envs", lambda s: s.startswith("envs:")), ("rg", "rg:easy", lambda s: s.startswith("rg"))]
+
+
+def paired_rows(evals, start, arms, baseline="fixed-pool"):
+    """Per arm, round and measure: the paired difference to the start and to the baseline arm's same round."""
+    out = []
+    for (arm, r), rows in sorted(evals.items(), key=lambda kv: (arms.index(kv[0][0]), kv[0][1])):
+        for key, title, pick in MEASURES:
+            row = {"arm": arm, "round": r, "measure": title}
+            for name, ref in (("start", start), (baseline, evals.get((baseline, r)) if arm != baseline else None)):
+                row[name] = paired(rows, ref, pick) if ref else None
+            if row["start"] or row.get(baseline):
+                out.append(row)
+    return out
+
+
+def paired_markdown(prows, baseline="fixed-pool"):
+    def cell(p):
+        return "" if p is None else "%+.3f [%+.3f, %+.3f] (%d)" % p
+    lines = ["| arm | round | measure | vs start | vs %s |" % baseline, "| --- | --- | --- | --- | --- |"]
+    for r in prows:
+        lines.append("| %s | %s | %s | %s | %s |" % (r["arm"], r["round"], r["measure"], cell(r["start"]), cell(r.get(baseline))))
+    return lines
 
 
 def eval_row(rows):
@@ -135,8 +182,9 @@ MD = [("validity", "validity"), ("edge_share", "edge share"), ("regret", "regret
       ("envs_played", "environments played")]
 
 
-def markdown(path, rows):
-    """The comparison as a Markdown table, mean ± standard error where there is one."""
+def markdown(path, rows, paired_lines=()):
+    """The comparison as a Markdown table, mean ± standard error where there is one, then the
+    paired differences of the evaluation (`paired_lines`)."""
     def cell(r, key):
         v = r.get(key)
         if v is None:
@@ -148,6 +196,9 @@ def markdown(path, rows):
     lines = ["| arm | round | " + " | ".join(t for _, t in MD) + " |", "| --- " * (len(MD) + 2) + "|"]
     for r in rows:
         lines.append("| %s | %s | " % (r["arm"], r["round"]) + " | ".join(cell(r, k) for k, _ in MD) + " |")
+    if paired_lines:
+        lines += ["", "Paired differences of the evaluation, per item (same items and seeds in every arm): mean "
+                  "[95% interval] (items)", ""] + list(paired_lines)
     with open(path + ".tmp", "w") as f:
         f.write("\n".join(lines) + "\n")
     os.replace(path + ".tmp", path)
@@ -185,11 +236,12 @@ def main():
     exp, arms = sys.argv[1], sys.argv[2:]
     if not os.path.isdir(exp):
         sys.exit("error: %s: no such experiment folder" % exp)
-    start = None
+    start, start_rows, evals = None, None, {}
     for arm in arms:
         p = os.path.join(exp, arm, "eval-start.parquet")
         if os.path.exists(p):
-            start = eval_row(table(p))
+            start_rows = table(p)
+            start = eval_row(start_rows)
             break
     rows = []
     for arm in arms:
@@ -206,6 +258,9 @@ def main():
             # Finished rounds only (a run may be going on): trained, and evaluated when the round evaluates.
             if os.path.exists(os.path.join(rd, "memory.parquet")) and (r % every != 0 or r in evaluated):
                 rows.append(dict(round_row(run, rd, metrics), arm=arm))
+                ev = table(os.path.join(rd, "eval.parquet"))
+                if ev:
+                    evals[(arm, r)] = ev
     out = os.path.join(exp, "compare.csv")
     with open(out + ".tmp", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="ignore")
@@ -224,7 +279,7 @@ def main():
         f.write("\n".join(parts))
     os.replace(page + ".tmp", page)
     figure(os.path.join(exp, "compare.png"), rows, arms)
-    markdown(os.path.join(exp, "compare.md"), rows)
+    markdown(os.path.join(exp, "compare.md"), rows, paired_markdown(paired_rows(evals, start_rows, arms)))
     print(out)
 
 

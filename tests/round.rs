@@ -522,8 +522,19 @@ fn an_experiment_runs_its_arms_from_one_start_at_matched_compute_and_compares_th
     let fig = std::fs::read(exp.join("compare.png")).unwrap();
     assert!(fig.starts_with(b"\x89PNG"), "the README figure");
     let md = std::fs::read_to_string(exp.join("compare.md")).unwrap();
-    assert_eq!(md.lines().count(), 2 + body.len(), "a Markdown row per CSV row:\n{md}");
+    let (table, paired) = md.split_once("\n\n").unwrap_or((&md, ""));
+    assert_eq!(table.lines().count(), 2 + body.len(), "a Markdown row per CSV row:\n{md}");
     assert!(md.lines().nth(2).unwrap().starts_with("| spade | 0 |"), "{md}");
+    // Paired differences: each arm's rounds against the start, the spade arm's also against the fixed pool.
+    let pair = |arm: &str, round: &str, measure: &str| {
+        paired.lines().find(|l| l.starts_with(&format!("| {arm} | {round} | {measure} |"))).unwrap_or_else(|| panic!("{arm} {round} {measure}:\n{md}")).to_string()
+    };
+    for r in ["1", "2"] {
+        let cells: Vec<String> = pair("spade", r, "rg:easy").split('|').map(|c| c.trim().to_string()).collect();
+        assert!(cells[4].contains('[') && cells[5].contains('['), "against the start and the fixed pool: {cells:?}");
+        let fixed: Vec<String> = pair("fixed-pool", r, "rg:easy").split('|').map(|c| c.trim().to_string()).collect();
+        assert!(fixed[4].contains('[') && fixed[5].is_empty(), "the fixed pool against the start only: {fixed:?}");
+    }
 }
 
 /// The designer candidates a step scored, sorted.
