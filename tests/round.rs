@@ -150,6 +150,11 @@ fn a_round_is_real_end_to_end() {
     let r = run.join("round-0001");
     let s = r.join("step-0");
     assert!(stdout.contains(&format!("{}", run.join("report.html").display())), "where the report is: {stdout}");
+    // The stages that run environments say which sandbox layers are in force (CI hosts have them all).
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let layers: Vec<&str> = stderr.lines().filter(|l| l.contains("sandbox layers:")).collect();
+    assert!(layers.len() >= 2, "validate and rollout: {stderr}");
+    assert!(layers.iter().all(|l| l.contains("namespaces=pid+net+ipc+uts+mnt") && l.contains("own /proc")), "{layers:#?}");
 
     // Every table, with consistent counts and joins.
     let docs = rows(&r.join("docs.parquet"));
@@ -527,7 +532,11 @@ fn an_experiment_runs_its_arms_from_one_start_at_matched_compute_and_compares_th
     assert!(md.lines().nth(2).unwrap().starts_with("| spade | 0 |"), "{md}");
     // Paired differences: each arm's rounds against the start, the spade arm's also against the fixed pool.
     let pair = |arm: &str, round: &str, measure: &str| {
-        paired.lines().find(|l| l.starts_with(&format!("| {arm} | {round} | {measure} |"))).unwrap_or_else(|| panic!("{arm} {round} {measure}:\n{md}")).to_string()
+        paired
+            .lines()
+            .find(|l| l.starts_with(&format!("| {arm} | {round} | {measure} |")))
+            .unwrap_or_else(|| panic!("{arm} {round} {measure}:\n{md}"))
+            .to_string()
     };
     for r in ["1", "2"] {
         let cells: Vec<String> = pair("spade", r, "rg:easy").split('|').map(|c| c.trim().to_string()).collect();
