@@ -521,6 +521,30 @@ fn episodes_see_only_their_own_pid_namespace() {
     drop(other);
 }
 
+/// `SandboxConfig::python_path` makes a folder's modules importable by environments (read-only),
+/// and `preload` imports them once in the fork server: an episode finds them already loaded.
+#[test]
+fn python_path_and_preload_reach_the_episodes() {
+    let dir = tempfile::Builder::new().prefix("spade-sandbox-pkgs").tempdir().unwrap();
+    std::fs::write(dir.path().join("spade_preload_probe.py"), "import os\nLOADED_IN = os.getpid()\n").unwrap();
+    let code = "import sys, os\nclass ProbeEnv:\n    def reset(self, seed=None):\n        before = 'spade_preload_probe' in sys.modules\n        import spade_preload_probe\n        return '%s %s' % (before, spade_preload_probe.LOADED_IN == os.getpid()), {}\n    def step(self, action):\n        return 'x', 0.0, True, False, {}\n";
+    let play = |cfg: SandboxConfig| {
+        let sb = Sandbox::new(cfg).unwrap();
+        let mut ep = sb.start().unwrap();
+        ep.load(code, None).unwrap();
+        let r = ep.reset(0).map(|r| r.observation);
+        ep.close();
+        r
+    };
+    let base = || SandboxConfig { jobs: 1, limits: test_limits(), worker: Some(worker()), ..Default::default() };
+    let e = play(base()).unwrap_err();
+    assert!(e.message.contains("No module named 'spade_preload_probe'"), "not importable by default: {e:?}");
+    let path = SandboxConfig { python_path: vec![dir.path().to_path_buf()], ..base() };
+    assert_eq!(play(path.clone()).unwrap(), "False True", "importable, loaded by the episode itself");
+    let preload = SandboxConfig { preload: vec!["spade_preload_probe".into()], ..path };
+    assert_eq!(play(preload).unwrap(), "True False", "loaded once, in the fork server");
+}
+
 /// What the worker's Python reads stays readable when it lives under `/tmp` (a clone, a venv or
 /// `PYTHONPATH` there), though the workers' `/tmp` is their own.
 #[test]

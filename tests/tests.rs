@@ -6,6 +6,7 @@ mod util;
 mod cli;
 mod design;
 mod eval;
+mod foreign;
 mod gpu;
 mod grpo;
 mod house;

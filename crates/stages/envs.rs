@@ -19,8 +19,17 @@ fn spec(env_id: String, code: String, hint: Option<String>, skill: Option<String
 }
 
 /// Reads a folder of seed `.py` files (header comments `# skill:`, `# setting:`, `# hint:`), each
-/// with the validator's `env_id`, or, when `path` is not a folder, an `envs` or memory table.
+/// with the validator's `env_id`, a foreign environment by name (`rg:chain_sum`, or `rg:easy` for
+/// several; [`crate::foreign`]), or, when `path` is neither, an `envs` or memory table.
 pub fn read_envs_or_folder(path: &str) -> anyhow::Result<Vec<EnvSpec>> {
+    if crate::foreign::is_foreign(path) {
+        let found = crate::foreign::expand(&[path.to_string()], &spade_evals::venv_python())?;
+        return Ok(found
+            .into_iter()
+            .flatten()
+            .map(|f| spec(spade_sandbox::validate::env_id(&f.code), f.code, None, Some(f.name), Some(Setting::Games), "new"))
+            .collect());
+    }
     if !Path::new(path).is_dir() {
         return read_envs(&[path.to_string()]);
     }

@@ -258,8 +258,9 @@ fn play_envs(
     }
     let policy = spade_rollout::ModelPolicy { model, params: SamplingParams { stop_on_eos: true, ..params.clone() } };
     let limits = spade_sandbox::Limits { call_timeout: std::time::Duration::from_secs_f64(args.call_timeout), ..Default::default() };
-    let sandbox = spade_sandbox::Sandbox::new(spade_sandbox::SandboxConfig { jobs: args.jobs.max(1), limits, ..Default::default() })
-        .context("starting the sandbox")?;
+    let cfg = spade_sandbox::SandboxConfig { jobs: args.jobs.max(1), limits, ..Default::default() };
+    let sandbox =
+        spade_sandbox::Sandbox::new(spade::foreign::sandbox_for(pool.iter().map(|e| e.code.as_str()), cfg)?).context("starting the sandbox")?;
     let play =
         spade_rollout::PlayConfig { max_turns: args.max_turns as u32, max_new_tokens: args.max_tokens, ..spade_rollout::PlayConfig::default() };
     let pb = args.common.progress(Some(specs.len() as u64), "env episodes");

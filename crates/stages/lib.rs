@@ -6,6 +6,7 @@
 #![forbid(unsafe_code)]
 
 pub mod envs;
+pub mod foreign;
 
 use anyhow::Context;
 use spade_io::read_rows;

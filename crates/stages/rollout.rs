@@ -220,7 +220,11 @@ fn run(args: Args) -> anyhow::Result<()> {
         let generator = args.model.load_generator(&args.server).with_context(|| format!("loading model {}", model_path.display()))?;
         let policy = ModelPolicy { model: &*generator, params: args.model.sampling(args.top_p, args.top_k, args.max_new_tokens, args.batch) };
         let limits = Limits { call_timeout: std::time::Duration::from_secs_f64(args.call_timeout), ..Limits::default() };
-        let sandbox = Sandbox::new(SandboxConfig { jobs: args.jobs.max(1), limits, ..Default::default() }).context("starting the sandbox")?;
+        let cfg = spade::foreign::sandbox_for(
+            pool.iter().map(|e| e.code.as_str()),
+            SandboxConfig { jobs: args.jobs.max(1), limits, ..Default::default() },
+        )?;
+        let sandbox = Sandbox::new(cfg).context("starting the sandbox")?;
         let play = PlayConfig {
             max_turns: args.max_turns as u32,
             max_new_tokens: args.max_new_tokens,

@@ -187,19 +187,28 @@ fn is_py(p: &Path) -> bool {
     p.is_file() && p.extension().is_some_and(|e| e == "py")
 }
 
-/// `.py` files named by the inputs, when they all are folders of `.py` files or `.py` files.
-fn py_files(inputs: &[String]) -> anyhow::Result<Option<Vec<PathBuf>>> {
+/// A seed input: a `.py` file, or a foreign environment's name ([`spade::foreign`]).
+enum Seed {
+    File(PathBuf),
+    Foreign(String),
+}
+
+/// The seed environments named by the inputs, when they all are folders of `.py` files, `.py`
+/// files or foreign environments (`rg:chain_sum`).
+fn seed_inputs(inputs: &[String]) -> anyhow::Result<Option<Vec<Seed>>> {
     let mut files = Vec::new();
     for i in inputs {
         let p = Path::new(i);
-        if p.is_dir() {
+        if spade::foreign::is_foreign(i) {
+            files.push(Seed::Foreign(i.clone()));
+        } else if p.is_dir() {
             let found = spade_design::memory::py_files(p).with_context(|| format!("{i}: cannot read folder"))?;
             if found.is_empty() {
                 return Ok(None);
             }
-            files.extend(found);
+            files.extend(found.into_iter().map(Seed::File));
         } else if is_py(p) {
-            files.push(p.to_path_buf());
+            files.push(Seed::File(p.to_path_buf()));
         } else {
             return Ok(None);
         }
@@ -207,12 +216,25 @@ fn py_files(inputs: &[String]) -> anyhow::Result<Option<Vec<PathBuf>>> {
     Ok(Some(files))
 }
 
-fn read_folder(files: &[PathBuf]) -> anyhow::Result<Input> {
+fn read_folder(seeds: &[Seed]) -> anyhow::Result<Input> {
     let mut input = Input { cands: Vec::new(), origins: Vec::new(), carried: None };
-    for f in files {
-        let e = spade_design::memory::read_seed_file(f)?;
-        input.cands.push(Candidate { code: Some(e.code), hint: e.hint, setting: e.setting.unwrap_or_default(), solver: e.solver });
-        input.origins.push(Origin { candidate_id: None, skill: e.skill, source: f.file_name().map(|n| n.to_string_lossy().to_string()) });
+    let names: Vec<String> = seeds.iter().filter_map(|s| if let Seed::Foreign(n) = s { Some(n.clone()) } else { None }).collect();
+    let mut foreign = if names.is_empty() { Vec::new() } else { spade::foreign::expand(&names, &spade_evals::venv_python())? }.into_iter();
+    for s in seeds {
+        match s {
+            Seed::File(f) => {
+                let e = spade_design::memory::read_seed_file(f)?;
+                input.cands.push(Candidate { code: Some(e.code), hint: e.hint, setting: e.setting.unwrap_or_default(), solver: e.solver });
+                input.origins.push(Origin { candidate_id: None, skill: e.skill, source: f.file_name().map(|n| n.to_string_lossy().to_string()) });
+            }
+            // an alias (rg:easy) stands for several
+            Seed::Foreign(_) => {
+                for f in foreign.next().unwrap_or_default() {
+                    input.cands.push(Candidate { code: Some(f.code), hint: None, setting: Setting::Games, solver: None });
+                    input.origins.push(Origin { candidate_id: None, skill: Some(f.name.clone()), source: Some(f.name) });
+                }
+            }
+        }
     }
     Ok(input)
 }
@@ -284,8 +306,8 @@ fn run(args: Args) -> anyhow::Result<()> {
     }
     // before any environment runs: a bad --model or --prompts costs nothing already computed
     let agent = args.model.as_deref().map(|p| Agent::load(p, args.prompts.as_deref())).transpose()?;
-    let input = match py_files(&args.input)? {
-        Some(files) => read_folder(&files)?,
+    let input = match seed_inputs(&args.input)? {
+        Some(seeds) => read_folder(&seeds)?,
         None => read_table(&args.input)?,
     };
     let (cands, origins) = (&input.cands, &input.origins);
@@ -311,7 +333,9 @@ fn run(args: Args) -> anyhow::Result<()> {
             ..Limits::default()
         };
         let jobs = args.jobs.clamp(1, n);
-        let sb = Sandbox::new(SandboxConfig { jobs, limits, ..SandboxConfig::default() }).context("starting the sandbox")?;
+        let sb_cfg =
+            spade::foreign::sandbox_for(cands.iter().filter_map(|c| c.code.as_deref()), SandboxConfig { jobs, limits, ..SandboxConfig::default() })?;
+        let sb = Sandbox::new(sb_cfg).context("starting the sandbox")?;
         let pb = args.common.progress(Some(n as u64), "validating");
         verdicts = validate::check_all(&sb, cands, &cfg, jobs, &|| pb.inc(1));
         pb.finish_and_clear();
@@ -330,7 +354,23 @@ fn run(args: Args) -> anyhow::Result<()> {
     if let Some(agent) = &agent {
         first_prompts_fit(agent, args.reply_tokens, cands, &mut verdicts)?;
     }
-    validate::mark_duplicates(&codes, &mut verdicts, &labels, &known);
+    // Foreign environments' adapters differ only in the name they carry: one per name (exact
+    // duplicates), never compared for near duplicates with one another or with other code.
+    let adapter = |c: &str| spade::foreign::is_adapter(c);
+    let plain: Vec<Option<&str>> = codes.iter().map(|c| c.filter(|c| !adapter(c))).collect();
+    let (known_adapters, known_plain): (Vec<_>, Vec<_>) = known.into_iter().partition(|(_, c)| adapter(c));
+    validate::mark_duplicates(&plain, &mut verdicts, &labels, &known_plain);
+    let mut seen: std::collections::HashMap<String, String> = known_adapters.into_iter().map(|(l, c)| (validate::env_id(&c), l)).collect();
+    for i in 0..n {
+        let Some(code) = codes[i].filter(|c| adapter(c) && verdicts[i].passed()) else { continue };
+        let id = validate::env_id(code);
+        match seen.get(&id) {
+            Some(l) => verdicts[i].duplicate(format!("exact duplicate of {l} (env_id {id})")),
+            None => {
+                seen.insert(id, labels[i].clone());
+            }
+        }
+    }
 
     let (pass, fail): (Vec<usize>, Vec<usize>) = (0..n).partition(|&i| verdicts[i].passed());
     let (env_rows, env_extras): (Vec<_>, Vec<_>) = pass.iter().map(|&i| verdicts[i].env_row(&cands[i], &origins[i])).unzip();

@@ -5,15 +5,13 @@
 //! child per completion.
 //!
 //! The sandbox workers start with an empty environment, so the venv's site-packages are put on
-//! their `PYTHONPATH` by a small launcher script around the worker binary; the workers then allow
-//! those folders read-only to their children (as every `sys.path` entry).
+//! their `PYTHONPATH` ([`SandboxConfig::python_path`]); the workers then allow those folders
+//! read-only to their children (as every `sys.path` entry).
 
-use std::io::Write;
-use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -86,40 +84,22 @@ pub struct Scorer {
     code_sb: Sandbox,
     site: Vec<String>,
     cfg: ScorerConfig,
-    _launcher: tempfile::TempDir,
-}
-
-fn shell_quote(p: &str) -> anyhow::Result<String> {
-    if p.contains('\'') || p.contains('\n') {
-        bail!("path {p:?}: quotes and newlines are not supported");
-    }
-    Ok(format!("'{p}'"))
 }
 
 impl Scorer {
     /// Start the sandbox workers with `site_paths` importable.
     pub fn new(site_paths: &[PathBuf], cfg: ScorerConfig) -> anyhow::Result<Scorer> {
-        let worker = spade_sandbox::find_worker().context("sandbox worker (cargo build -p spade-worker)")?;
         let site: Vec<String> = site_paths.iter().map(|p| p.to_string_lossy().into_owned()).collect();
-        let dir = tempfile::Builder::new().prefix("spade-eval-").tempdir()?;
-        let launcher = dir.path().join("worker.sh");
-        let mut f = std::fs::File::create(&launcher)?;
-        writeln!(f, "#!/bin/sh")?;
-        writeln!(f, "PYTHONPATH={}", shell_quote(&site.join(":"))?)?;
-        writeln!(f, "export PYTHONPATH")?;
-        writeln!(f, "exec {} \"$@\"", shell_quote(&worker.to_string_lossy())?)?;
-        drop(f);
-        std::fs::set_permissions(&launcher, std::fs::Permissions::from_mode(0o755))?;
         let start = |load: Duration, call: Duration, memory: u64| -> anyhow::Result<Sandbox> {
             let limits =
                 Limits { load_timeout: load, call_timeout: call, memory_bytes: memory, cpu_seconds: call.as_secs().max(1) + 30, ..Limits::default() };
-            Sandbox::new(SandboxConfig { jobs: 1, limits, worker: Some(launcher.clone()), ..SandboxConfig::default() })
+            Sandbox::new(SandboxConfig { jobs: 1, limits, python_path: site_paths.to_vec(), ..SandboxConfig::default() })
                 .context("starting the sandbox")
         };
         // run_function's deadline is load + call; score.py itself loads in milliseconds.
         let batch_sb = start(Duration::from_secs(30), cfg.batch_timeout, 4 << 30)?;
         let code_sb = start(Duration::from_secs(5), cfg.code_timeout, 2 << 30)?;
-        Ok(Scorer { batch_sb, code_sb, site, cfg, _launcher: dir })
+        Ok(Scorer { batch_sb, code_sb, site, cfg })
     }
 
     fn call(&self, sb: &Sandbox, reqs: &[&ScoreReq]) -> Result<Vec<ScoreOut>, String> {

@@ -165,12 +165,29 @@ pub struct SandboxConfig {
     /// refuses with [`Error::Weak`]. Default: the environment variable [`ALLOW_WEAK_ENV`] is set
     /// (to anything but `0`).
     pub allow_weak: bool,
+    /// Folders put on the workers' `PYTHONPATH` (read-only to their children, as every path their
+    /// Python reads): packages that environments import, e.g. the venv's site-packages for
+    /// foreign environments' adapters or the evaluation's scorers.
+    pub python_path: Vec<PathBuf>,
+    /// Modules the workers import once at start-up (trusted packages environments import, e.g.
+    /// `reasoning_gym` for foreign environments), so an episode does not pay for the import.
+    pub preload: Vec<String>,
 }
 
 impl Default for SandboxConfig {
     fn default() -> Self {
         let allow_weak = std::env::var(ALLOW_WEAK_ENV).is_ok_and(|v| !v.is_empty() && v != "0");
-        SandboxConfig { jobs: 1, limits: Limits::default(), worker: None, scratch_root: None, landlock: true, netns: true, allow_weak }
+        SandboxConfig {
+            jobs: 1,
+            limits: Limits::default(),
+            worker: None,
+            scratch_root: None,
+            landlock: true,
+            netns: true,
+            allow_weak,
+            python_path: Vec::new(),
+            preload: Vec::new(),
+        }
     }
 }
 
@@ -315,7 +332,7 @@ struct Inner {
 
 impl Inner {
     fn spawn_worker(&self, index: usize) -> Result<(WorkerProc, Value), Error> {
-        spawn_worker(&self.worker_path, &self.scratch_root.join(format!("w{index}")), self.cfg.netns, &self.generation)
+        spawn_worker(&self.worker_path, &self.scratch_root.join(format!("w{index}")), &self.cfg, &self.generation)
     }
 }
 
@@ -330,7 +347,7 @@ impl Drop for Inner {
     }
 }
 
-fn spawn_worker(path: &Path, scratch: &Path, netns: bool, gen: &AtomicU64) -> Result<(WorkerProc, Value), Error> {
+fn spawn_worker(path: &Path, scratch: &Path, cfg: &SandboxConfig, gen: &AtomicU64) -> Result<(WorkerProc, Value), Error> {
     let (mine, theirs) = sys::socketpair(libc::SOCK_SEQPACKET)?;
     let fd = theirs.as_raw_fd();
     let mut cmd = Command::new(path);
@@ -339,7 +356,7 @@ fn spawn_worker(path: &Path, scratch: &Path, netns: bool, gen: &AtomicU64) -> Re
         .arg("--scratch-root")
         .arg(scratch)
         .arg("--netns")
-        .arg(if netns { "auto" } else { "off" })
+        .arg(if cfg.netns { "auto" } else { "off" })
         .env_clear()
         .env("PYTHONHASHSEED", "0")
         .env("PYTHONDONTWRITEBYTECODE", "1")
@@ -351,6 +368,13 @@ fn spawn_worker(path: &Path, scratch: &Path, netns: bool, gen: &AtomicU64) -> Re
         .stderr(Stdio::inherit());
     if let Ok(p) = std::env::var("PATH") {
         cmd.env("PATH", p);
+    }
+    if !cfg.python_path.is_empty() {
+        let joined = std::env::join_paths(&cfg.python_path).map_err(|e| Error::Worker(format!("python_path: {e}")))?;
+        cmd.env("PYTHONPATH", joined);
+    }
+    if !cfg.preload.is_empty() {
+        cmd.env("SPADE_SANDBOX_PRELOAD", cfg.preload.join(","));
     }
     // SAFETY: only async-signal-safe calls between fork and exec.
     unsafe {
@@ -416,7 +440,7 @@ impl Sandbox {
         let mut procs = Vec::with_capacity(jobs);
         let mut layers = Layers::default();
         for i in 0..jobs {
-            let (w, hello) = spawn_worker(&worker_path, &scratch_root.join(format!("w{i}")), cfg.netns, &generation)?;
+            let (w, hello) = spawn_worker(&worker_path, &scratch_root.join(format!("w{i}")), &cfg, &generation)?;
             if i == 0 {
                 let l = &hello["layers"];
                 layers = Layers {

@@ -46,6 +46,13 @@ for _name in PRELOAD:
         __import__(_name)
     except Exception:  # pragma: no cover - optional module
         pass
+# Packages the stage asks for (SandboxConfig::preload: what foreign environments' adapters
+# import), trusted code loaded once here instead of once per episode.
+for _name in filter(None, os.environ.pop("SPADE_SANDBOX_PRELOAD", "").split(",")):
+    try:
+        __import__(_name)
+    except Exception:  # the episode's own import then says what is wrong
+        pass
 
 try:  # numpy is optional; the reference injects it when present
     import numpy as _np  # type: ignore

@@ -1,0 +1,48 @@
+# Reasoning-Gym's task __TASK__ as a spade environment (spade's rg adapter, foreign: __NAME__).
+# skill: __NAME__
+# setting: games
+#
+# One question per episode: reset(seed) draws the item of reasoning_gym.create_dataset(task,
+# seed, size=1, **config); the one reply is scored by the task's own score_answer on the answer
+# read from it (the last \boxed{...}, else <answer> tags, else the last line). Reward = that score
+# in [0, 1]; info["success"] when it is 1.
+import json as _json
+import re as _re
+
+_TASK = _json.loads(__TASK_JSON__)
+_CONFIG = _json.loads(__CONFIG_JSON__)
+_INSTRUCTION = "Give your final answer inside \\boxed{}."
+
+
+def _answer(reply):
+    boxed = _re.findall(r"\\boxed\{((?:[^{}]|\{[^{}]*\})*)\}", reply)
+    if boxed:
+        return boxed[-1].strip()
+    tagged = _re.findall(r"<answer>(.*?)</answer>", reply, _re.S)
+    if tagged:
+        return tagged[-1].strip()
+    lines = [line.strip() for line in reply.strip().splitlines() if line.strip()]
+    return lines[-1].rstrip(".!") if lines else None
+
+
+class ReasoningGymEnv:
+    def reset(self, seed=None):
+        import reasoning_gym
+
+        self._data = reasoning_gym.create_dataset(_TASK, seed=int(seed or 0) % (1 << 31), size=1, **_CONFIG)
+        self._entry = self._data[0]
+        return str(self._entry["question"]) + "\n\n" + _INSTRUCTION, {}
+
+    def step(self, action):
+        answer = _answer(str(action))
+        score = 0.0
+        if answer is not None:
+            try:
+                score = float(self._data.score_answer(answer, self._entry))
+            except Exception:
+                score = 0.0
+        if not score == score:
+            score = 0.0
+        score = min(1.0, max(0.0, score))
+        won = score >= 1.0
+        return ("Correct." if won else "Not correct."), score, True, False, {"success": won}

@@ -1,0 +1,159 @@
+//! Foreign environments (issue #43): Reasoning-Gym tasks named `rg:<task>` wherever a seed
+//! environment is taken, played through the adapter in the sandbox.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{json, Value};
+use spade_sandbox::{Sandbox, SandboxConfig};
+
+use crate::round::{corpus, make, rows, run_ok};
+use crate::util::{python, read_jsonl, stage, tiny_model, tmp, worker};
+
+/// The reference answer of Reasoning-Gym's item for (task, seed, config), from the venv's package.
+fn reference(task: &str, seed: u64, config: &Value) -> String {
+    let script = format!(
+        "import json, reasoning_gym\nd = reasoning_gym.create_dataset({task:?}, seed={seed}, size=1, **json.loads({:?}))\nprint(d[0]['answer'])\n",
+        config.to_string()
+    );
+    let out = Command::new(python()).args(["-c", &script]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+fn validate(dir: &Path, inputs: &[&str]) -> (std::process::Output, Vec<Value>, Vec<Value>) {
+    let (envs, rejects) = (dir.join("envs.jsonl"), dir.join("rejects.jsonl"));
+    let _ = std::fs::remove_file(&envs);
+    let out = stage("spade-validate")
+        .args(inputs)
+        .arg("-o")
+        .arg(&envs)
+        .arg("--rejects")
+        .arg(&rejects)
+        .args(["--progress", "off", "--probe-seed", "7"])
+        .output()
+        .unwrap();
+    let read = |p: &Path| if p.exists() { read_jsonl(p) } else { Vec::new() };
+    (out, read(&envs), read(&rejects))
+}
+
+/// Each adapter plays its task: a question on reset, the reference answer wins (reward 1,
+/// success), a wrong one does not; the same seed asks the same question.
+#[test]
+fn the_rg_adapter_scores_a_right_and_a_wrong_answer() {
+    let d = tmp();
+    let (out, envs, rejects) = validate(d.path(), &["rg:chain_sum", "rg:gcd?min_value=2&max_value=20", "rg:letter_counting"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!((envs.len(), rejects.len()), (3, 0), "{rejects:?}");
+    let cfg =
+        spade::foreign::sandbox_for(envs.iter().map(|e| e["code"].as_str().unwrap()), SandboxConfig { worker: Some(worker()), ..Default::default() })
+            .unwrap();
+    let sb = Sandbox::new(cfg).unwrap();
+    for (env, (task, config)) in
+        envs.iter().zip([("chain_sum", json!({})), ("gcd", json!({"min_value": 2, "max_value": 20})), ("letter_counting", json!({}))])
+    {
+        assert_eq!(env["setting"], "games");
+        assert!(env["skill"].as_str().unwrap().starts_with(&format!("rg:{task}")), "{env}");
+        let code = env["code"].as_str().unwrap();
+        let play = |reply: &str| {
+            let mut ep = sb.start().unwrap();
+            ep.load(code, None).unwrap();
+            let obs = ep.reset(11).unwrap().observation;
+            let step = ep.step(reply).unwrap();
+            ep.close();
+            (obs, step)
+        };
+        let answer = reference(task, 11, &config);
+        let (obs, win) = play(&format!("I think it is \\boxed{{{answer}}}"));
+        assert!(obs.contains("\\boxed{}"), "{obs}");
+        assert!(win.terminated && win.reward == 1.0 && win.info["success"] == json!(true), "{task}: {answer} in {obs}: {win:?}");
+        let (obs2, lose) = play("\\boxed{definitely not it}");
+        assert_eq!(obs, obs2, "seeded");
+        assert!(lose.terminated && lose.reward < 1.0 && lose.info["success"] == json!(false), "{task}: {lose:?}");
+    }
+}
+
+/// `rg:easy` stands for the six tasks of the evaluation suite at its settings; a name spade does
+/// not know, a task Reasoning-Gym does not have and a collection not built yet are one line and
+/// exit 2; a setting's value stays data in the generated code.
+#[test]
+fn names_expand_and_bad_names_are_one_line() {
+    let d = tmp();
+    let (out, envs, _) = validate(d.path(), &["rg:easy"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let skills: Vec<&str> = envs.iter().map(|e| e["skill"].as_str().unwrap()).collect();
+    assert_eq!(skills.len(), 6, "{skills:?}");
+    assert!(skills.iter().any(|s| s.starts_with("rg:chain_sum?") && s.contains("max_terms=2")), "{skills:?}");
+    for (input, says) in [
+        ("rg:no_such_task", "Reasoning-Gym has no task `no_such_task`"),
+        ("rlve:Sorting", "not built yet"),
+        ("rg:chain sum", "not a Reasoning-Gym task name"),
+    ] {
+        let (out, _, _) = validate(d.path(), &[input]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{input}: {err}");
+        assert!(err.contains(says) && err.trim().lines().count() == 1, "{input}: {err}");
+    }
+    // A hostile setting: it stays a string value; the generator refuses it, nothing runs.
+    let mark = d.path().join("pwned");
+    let hostile = format!("rg:chain_sum?x=\"));import os;open({:?},'w')#", mark.display().to_string());
+    let (out, envs, rejects) = validate(d.path(), &[&hostile]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(envs.is_empty() && rejects.len() == 1, "{rejects:?}");
+    assert!(!mark.exists(), "the setting ran as code");
+}
+
+/// The foreign environments a validation kept are played by spade-rollout and spade-eval like
+/// any environment (the tiny model's replies are scored by the task).
+#[test]
+fn rollout_and_eval_play_foreign_environments() {
+    let d = tmp();
+    let model = tiny_model(&d.path().join("tiny"), 9, 4096);
+    let (out, envs, _) = validate(d.path(), &["rg:chain_sum", "rg:count_bits"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(envs.len(), 2);
+    let r = d.path().join("r.jsonl");
+    let a = stage("spade-rollout")
+        .arg("--model")
+        .arg(&model)
+        .arg("--envs")
+        .arg(d.path().join("envs.jsonl"))
+        .arg("-o")
+        .arg(&r)
+        .args(["--group", "2", "--max-new-tokens", "6", "--max-turns", "2", "--progress", "off"])
+        .output()
+        .unwrap();
+    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+    let eps = read_jsonl(&r);
+    assert_eq!(eps.len(), 8, "2 environments x 2 arms x 2");
+    assert!(eps.iter().all(|e| e["status"] == "ok" && e["turns"] == 1), "{eps:?}");
+    let e = d.path().join("e.jsonl");
+    let a = stage("spade-eval")
+        .arg("--model")
+        .arg(&model)
+        .args(["--suite", "envs:rg:chain_sum,envs:rg:gcd", "--env-samples", "2", "--max-tokens", "4", "--progress", "off", "-o"])
+        .arg(&e)
+        .output()
+        .unwrap();
+    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+    let rows = read_jsonl(&e);
+    assert_eq!(rows.len(), 4, "{rows:?}");
+    assert!(rows.iter().all(|r| r["status"] == "ok" && r["task"].as_str().unwrap().starts_with("rg:")), "{rows:?}");
+}
+
+/// `make round SEEDS=…` with foreign environments: the starting memory holds them and the agent
+/// plays them.
+#[test]
+fn a_round_starts_from_foreign_seeds() {
+    let d = tmp();
+    let model = tiny_model(&d.path().join("tiny"), 23, 8192);
+    let corpus = corpus(d.path());
+    let runs = d.path().join("runs");
+    run_ok(make(&runs, &model, &corpus, &["round".into(), "RUN=rg".into(), "SEEDS=rg:chain_sum rg:count_bits".into(), "EVAL_EVERY=0".into()]));
+    let mem = rows(&runs.join("rg/memory-0000.parquet"));
+    let skills: Vec<&str> = mem.iter().map(|m| m["skill"].as_str().unwrap()).collect();
+    assert_eq!(skills, ["rg:chain_sum", "rg:count_bits"]);
+    let played = rows(&runs.join("rg/round-0001/step-0/rollouts.parquet"));
+    let foreign: Vec<&Value> = played.iter().filter(|e| e["skill"].as_str().is_some_and(|s| s.starts_with("rg:"))).collect();
+    assert!(!foreign.is_empty(), "the agent played the foreign seeds: {played:?}");
+}
