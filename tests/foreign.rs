@@ -67,6 +67,9 @@ fn the_rg_adapter_scores_a_right_and_a_wrong_answer() {
         let (obs, win) = play(&format!("I think it is \\boxed{{{answer}}}"));
         assert!(obs.contains("\\boxed{}"), "{obs}");
         assert!(win.terminated && win.reward == 1.0 && win.info["success"] == json!(true), "{task}: {answer} in {obs}: {win:?}");
+        // without a box, the last number of the reply is its answer (these tasks' answers are numbers)
+        let (_, plain) = play(&format!("First 0, then 1; so it is {answer}."));
+        assert!(plain.reward == 1.0, "{task}: {answer}: {plain:?}");
         let (obs2, lose) = play("\\boxed{definitely not it}");
         assert_eq!(obs, obs2, "seeded");
         assert!(lose.terminated && lose.reward < 1.0 && lose.info["success"] == json!(false), "{task}: {lose:?}");

@@ -4,8 +4,9 @@
 #
 # One question per episode: reset(seed) draws the item of reasoning_gym.create_dataset(task,
 # seed, size=1, **config); the one reply is scored by the task's own score_answer on the answer
-# read from it (the last \boxed{...}, else <answer> tags, else the last line). Reward = that score
-# in [0, 1]; info["success"] when it is 1.
+# read from it (the last \boxed{...}, else <answer> tags, else the last number when the item's
+# answer is a number, else the last line). Reward = that score in [0, 1]; info["success"] when it
+# is 1.
 import json as _json
 import re as _re
 
@@ -14,13 +15,16 @@ _CONFIG = _json.loads(__CONFIG_JSON__)
 _INSTRUCTION = "Give your final answer inside \\boxed{}."
 
 
-def _answer(reply):
+def _answer(reply, gold):
     boxed = _re.findall(r"\\boxed\{((?:[^{}]|\{[^{}]*\})*)\}", reply)
     if boxed:
         return boxed[-1].strip()
     tagged = _re.findall(r"<answer>(.*?)</answer>", reply, _re.S)
     if tagged:
         return tagged[-1].strip()
+    if _re.fullmatch(r"-?\d+(\.\d+)?", str(gold).strip()):
+        numbers = _re.findall(r"-?\d+(?:\.\d+)?", reply)
+        return numbers[-1] if numbers else None
     lines = [line.strip() for line in reply.strip().splitlines() if line.strip()]
     return lines[-1].rstrip(".!") if lines else None
 
@@ -34,7 +38,7 @@ class ReasoningGymEnv:
         return str(self._entry["question"]) + "\n\n" + _INSTRUCTION, {}
 
     def step(self, action):
-        answer = _answer(str(action))
+        answer = _answer(str(action), self._entry.get("answer"))
         score = 0.0
         if answer is not None:
             try:
