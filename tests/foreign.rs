@@ -86,11 +86,15 @@ fn names_expand_and_bad_names_are_one_line() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let skills: Vec<&str> = envs.iter().map(|e| e["skill"].as_str().unwrap()).collect();
     assert_eq!(skills.len(), 6, "{skills:?}");
-    assert!(skills.iter().any(|s| s.starts_with("rg:chain_sum?") && s.contains("max_terms=2")), "{skills:?}");
+    assert!(skills.contains(&"rg:easy/chain_sum") && skills.contains(&"rg:easy/gcd"), "{skills:?}");
+    let (_, one, _) = validate(d.path(), &["rg:easy/chain_sum"]);
+    let code = one[0]["code"].as_str().unwrap();
+    assert!(code.contains("max_terms") && one[0]["skill"] == "rg:easy/chain_sum", "the suite's settings: {code}");
     for (input, says) in [
         ("rg:no_such_task", "Reasoning-Gym has no task `no_such_task`"),
         ("rlve:Sorting", "not built yet"),
         ("rg:chain sum", "not a Reasoning-Gym task name"),
+        ("rg:easy/lcm", "not one of rg:easy's tasks"),
     ] {
         let (out, _, _) = validate(d.path(), &[input]);
         let err = String::from_utf8_lossy(&out.stderr);

@@ -11,7 +11,8 @@
 //!
 //! Collections: `rg:<task>` (Reasoning-Gym; the generator's default settings, or
 //! `rg:<task>?key=value&…` with JSON values, e.g. `rg:chain_sum?min_terms=2&max_terms=2`) and
-//! `rg:easy` (the six tasks of the `rg:easy` evaluation suite at its settings). `rlve:`, `gem:` and
+//! `rg:easy` (the six tasks of the `rg:easy` evaluation suite at its settings, each named
+//! `rg:easy/<task>`, which also names one of them alone). `rlve:`, `gem:` and
 //! `textarena:` are not built yet and say so.
 
 use std::path::Path;
@@ -89,10 +90,15 @@ pub fn expand(inputs: &[String], python: &Path) -> anyhow::Result<Vec<Vec<Foreig
             Some((_, None)) => bail!("{input}: the `{coll}` adapter is not built yet (issue #43); spade plays `rg:` environments"),
             Some(_) => {}
         }
-        if rest == "easy" {
-            for (task, config) in rg_easy(python)? {
-                let query: Vec<String> = config.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                wanted.push((at, format!("rg:{task}?{}", query.join("&")), task, config));
+        if rest == "easy" || rest.starts_with("easy/") {
+            let one = rest.strip_prefix("easy/");
+            let easy = rg_easy(python)?;
+            if let Some(t) = one.filter(|t| !easy.iter().any(|(task, _)| task == t)) {
+                let tasks: Vec<&str> = easy.iter().map(|(t, _)| t.as_str()).collect();
+                bail!("{input}: `{t}` is not one of rg:easy's tasks ({})", tasks.join(", "));
+            }
+            for (task, config) in easy.into_iter().filter(|(t, _)| one.is_none_or(|o| o == t)) {
+                wanted.push((at, format!("rg:easy/{task}"), task, config));
             }
         } else {
             let (task, config) = parse_rg(rest, input)?;
