@@ -88,8 +88,15 @@ NO_CORPUS ?=
 VARIANT ?= blend
 # Extra flags per stage (the defaults keep a round on the 2-core CPU machine under 15 minutes;
 # training runs at ~15 tokens/s there, so the designer's prompt and response are kept short).
-SAMPLE_FLAGS ?= --max-words 250
-DESIGN_FLAGS ?= $(if $(GPU),--max-new-tokens 2048 --examples 2,--max-new-tokens 640 --examples 1)
+# One designer prompt for the warm-up, its check and the rounds on the CPU (issue #42: rounds that
+# designed with 1 example, 2 negatives, 250-word documents and 640 tokens validated 2 of 32, the
+# warm-up's check with its own prompt 47%): no memory examples or negatives (the warm-up's prompts had
+# none), 400-word documents, and room for a whole environment (the longest seeds are ~1,400 tokens).
+DESIGN_PROMPT ?= --examples 0 --negatives 0
+DESIGN_TOKENS ?= 1536
+DOC_WORDS ?= 400
+SAMPLE_FLAGS ?= --max-words $(DOC_WORDS)
+DESIGN_FLAGS ?= $(if $(GPU),--max-new-tokens 2048 --examples 2,--max-new-tokens $(DESIGN_TOKENS) $(DESIGN_PROMPT))
 VALIDATE_FLAGS ?=
 # Salt of validation's fresh probe seeds (spade-validate --probe-seed): a run's SEED, so a round
 # repeats exactly; empty: drawn at random by each call.
@@ -489,7 +496,7 @@ WARM_POOL ?=
 # on the 2-core CPU (2026-12-01), held-out loss per token 1.88 → 0.86. (2 documents per environment
 # took 67 min when the pool had 120 games environments.)
 SFT_FLAGS ?= --epochs 1 --per-env 1 --batch 4 --lr 1e-4 --examples 0 --max-new-tokens 1024
-WARM_DESIGN_FLAGS ?= --max-new-tokens 1536 --examples 0 --temperature 0.5
+WARM_DESIGN_FLAGS ?= --max-new-tokens $(DESIGN_TOKENS) $(DESIGN_PROMPT) --temperature 0.5
 SPADE_SFT ?= $(BIN)/spade-sft
 # The warm-up's seed (pairs, order and, unless SFT_FLAGS has --split-seed, the split). A second warm-up
 # continued from the first (fresh documents, the same held-out split; the check still against the base):
@@ -501,7 +508,7 @@ WARM_BASE ?= $(MODEL)
 
 $(WARM)/docs.parquet: | $(BUILD_DEP)
 	mkdir -p $(WARM)
-	$(SAMPLE_CORPUS) $(CORPUS) -o $@ --n 100000 --allow-short --seed $(SEED) --round 0
+	$(SAMPLE_CORPUS) $(CORPUS) -o $@ --n 100000 --allow-short --max-words $(DOC_WORDS) --seed $(SEED) --round 0
 
 $(WARM)/checkpoint/trainer_state.json: $(WARM)/docs.parquet
 	$(SPADE_SFT) --model $(MODEL) --pool $(SEEDS) $(WARM_POOL) --docs $< -o $(WARM)/checkpoint \

@@ -327,6 +327,30 @@ fn killed_rounds_resume_to_the_same_outputs() {
     }
 }
 
+/// A round on the CPU designs with the prompt the warm-up trained on and its check measured: the same
+/// examples, negatives, document length and token budget in the round's and the check's calls.
+#[test]
+fn rounds_design_with_the_warm_ups_prompt() {
+    let d = tmp();
+    let plan = |target: &str| {
+        let mut c = Command::new("make");
+        c.current_dir(root()).args(["--no-print-directory", "-s", "-n", target, "NO_BUILD=1"]);
+        clean_env(&mut c);
+        c.arg(format!("RUNS={}", d.path().display())).arg("MODEL=/models/m");
+        let out = c.output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap().replace("\\\n", " ")
+    };
+    let line = |text: &str, stage: &str| text.lines().find(|l| l.contains(stage)).unwrap_or_else(|| panic!("{stage} in {text}")).to_string();
+    let (round, check) = (plan("round"), plan("warmstart-check"));
+    let prompt = "--max-new-tokens 1536 --examples 0 --negatives 0";
+    assert!(line(&round, "spade-design ").contains(prompt), "{round}");
+    assert!(line(&check, "spade-design ").contains(prompt), "{check}");
+    assert!(line(&round, "spade-sample-corpus ").contains("--max-words 400"), "{round}");
+    let warm = plan("warmstart");
+    assert!(line(&warm, "spade-sample-corpus ").contains("--max-words 400") && line(&warm, "spade-sft ").contains("--examples 0"), "{warm}");
+}
+
 /// `DEVICE=cuda` makes the README's GPU recipe the round's sizes (the paper's); a knob on the
 /// command line still wins; without it the CPU sizes stay.
 #[test]

@@ -164,7 +164,10 @@ struct Outcome {
     pid: i32,
 }
 
+/// Load, reset and step `code` three times with the action of its `# action:` header (a tool call,
+/// for tool environments), else `\boxed{1}`.
 fn run_adversarial(sb: &Sandbox, code: &str) -> Outcome {
+    let action = header(code, "action").unwrap_or_else(|| "\\boxed{1}".into());
     let mut obs = Vec::new();
     let mut ep = sb.start().expect("child starts");
     let pid = ep.pid();
@@ -186,7 +189,7 @@ fn run_adversarial(sb: &Sandbox, code: &str) -> Outcome {
     }
     for _ in 0..3 {
         let t = Instant::now();
-        match ep.step("\\boxed{1}") {
+        match ep.step(&action) {
             Ok(s) => {
                 obs.push(s.observation);
                 if s.terminated || s.truncated {

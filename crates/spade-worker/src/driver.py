@@ -245,22 +245,65 @@ def _is_tool_env(env):
     return callable(getattr(env, "get_tools", None)) and callable(getattr(env, "execute_tool", None))
 
 
+# What a tool environment may declare: its schemas go into the agent's first prompt, so they are
+# bounded like an observation's text, and a tool's name is a plain identifier.
+MAX_TOOLS = 64
+MAX_TOOL_DESCRIPTION = 4096
+MAX_TOOL_SCHEMA = 16384
+MAX_SCHEMA_DEPTH = 12
+_TOOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
+
+
+def _depth(value, limit):
+    """Nesting depth of plain data, stopping once past `limit` (a value that contains itself)."""
+    stack, deepest, seen = [(value, 0)], 0, 0
+    while stack:
+        v, d = stack.pop()
+        deepest = max(deepest, d)
+        seen += 1
+        if deepest > limit or seen > 100000:
+            return limit + 1
+        if isinstance(v, dict):
+            stack.extend((x, d + 1) for x in v.values())
+        elif isinstance(v, (list, tuple)):
+            stack.extend((x, d + 1) for x in v)
+    return deepest
+
+
 def _tool_schemas(env):
     tools = env.get_tools()
     if not isinstance(tools, (list, tuple)) or not tools:
         raise InvalidResult("get_tools() must return a non-empty list of tool schemas, got %s" % _describe(tools))
-    out = []
+    if len(tools) > MAX_TOOLS:
+        raise InvalidResult("get_tools(): %d tools (at most %d)" % (len(tools), MAX_TOOLS))
+    out, names = [], set()
     for t in tools:
         if isinstance(t, dict) and isinstance(t.get("function"), dict):
             t = t["function"]  # the OpenAI wrapper {"type": "function", "function": {...}}
-        if not (isinstance(t, dict) and isinstance(t.get("name"), str) and t["name"]):
+        if not (isinstance(t, dict) and type(t.get("name")) is str and t["name"]):
             raise InvalidResult("get_tools(): each tool must be a dict with a name, got %s" % _describe(t))
-        if t["name"] == "answer":
+        name = t["name"]
+        if not _TOOL_NAME.fullmatch(name):
+            raise InvalidResult("get_tools(): tool name %s is not an identifier (letters, digits, _ . -; at most 64)"
+                                % _safe_repr(name[:80]))
+        if name == "answer":
             raise InvalidResult("get_tools(): `answer` is reserved for the final answer")
+        if name in names:
+            raise InvalidResult("get_tools(): two tools named %s" % name)
+        names.add(name)
+        desc = t.get("description", "")
+        if type(desc) is not str or len(desc) > MAX_TOOL_DESCRIPTION:
+            raise InvalidResult("get_tools(): the description of %s must be a string of at most %d characters"
+                                % (name, MAX_TOOL_DESCRIPTION))
         params = t.get("parameters", {"type": "object", "properties": {}})
         if not isinstance(params, dict):
-            raise InvalidResult("get_tools(): the parameters of %s must be a JSON schema (dict)" % t["name"])
-        out.append({"name": t["name"], "description": str(t.get("description", "")), "parameters": sanitize(params)})
+            raise InvalidResult("get_tools(): the parameters of %s must be a JSON schema (dict)" % name)
+        if _depth(params, MAX_SCHEMA_DEPTH) > MAX_SCHEMA_DEPTH:
+            raise InvalidResult("get_tools(): the parameters of %s nest deeper than %d" % (name, MAX_SCHEMA_DEPTH))
+        params = sanitize(params)
+        if len(_dumps(params)) > MAX_TOOL_SCHEMA:
+            raise InvalidResult("get_tools(): the parameters of %s exceed %d characters of JSON" % (name, MAX_TOOL_SCHEMA))
+        out.append({"name": name, "description": _fix_str(desc), "parameters": params})
     return out + [ANSWER_TOOL]
 
 
