@@ -629,5 +629,20 @@ install: $(BUILD_DEP)
 	cp -R data/prompts data/seed-envs data/seed-envs-tool-use $(DESTDIR)$(PREFIX)/share/spade/data/
 	@echo "installed $(words $(STAGE_BINS)) stages, their man pages and completions, and spade's data (share/spade: prompts, seed environments) under $(DESTDIR)$(PREFIX)" >&2
 
+# make soak: SOAK_ROUNDS rounds of a small two-arm experiment (ARM_JOBS=2, q8_0, games and tool use)
+# under scripts/soak.py, which samples what the run holds and what it leaves behind each round
+# (processes, descriptors, peak memory per program, sandbox workers, bytes under the run, /tmp,
+# /dev/shm and the sandbox's scratch) and fails when any of them grows round over round beyond its
+# allowance (see the script). SOAK_OUT gets soak.csv, soak.json and soak.png. By hand, not in make
+# test; resumable like any experiment (the rounds already made are not redone, nor re-measured).
+SOAK_ROUNDS ?= 10
+SOAK_EXP ?= soak
+SOAK_OUT ?= $(RUNS)/$(SOAK_EXP)-report
+SOAK_FLAGS ?= SIZE=1,2,2 STEPS=1 POOL=2 EVAL_EVERY=5 EVAL_N=8 SETTINGS=games,tool-use REPR=q8_0
+.PHONY: soak
+soak: $(BUILD_DEP) venv $(MODEL_DEP)
+	$(PYTHON) scripts/soak.py --out $(SOAK_OUT) --run $(RUNS)/$(SOAK_EXP) --arms 2 -- \
+	  $(MAKE) --no-print-directory experiment EXP=$(SOAK_EXP) N=$(SOAK_ROUNDS) ARMS=spade,fixed-pool ARM_JOBS=2 NO_BUILD=1 $(SOAK_FLAGS)
+
 clean-runs:
 	rm -rf $(RUNS)

@@ -234,7 +234,7 @@ fn a_round_is_real_end_to_end() {
 }
 
 /// Process ids whose command line contains every needle.
-fn pids_with(needles: &[&str]) -> Vec<i32> {
+pub(crate) fn pids_with(needles: &[&str]) -> Vec<i32> {
     let mut out = Vec::new();
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else { continue };
@@ -248,7 +248,7 @@ fn pids_with(needles: &[&str]) -> Vec<i32> {
 }
 
 /// Every file under `dir`, at any depth.
-fn files_under(dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn files_under(dir: &Path) -> Vec<PathBuf> {
     let (mut out, mut stack) = (Vec::new(), vec![dir.to_path_buf()]);
     while let Some(d) = stack.pop() {
         for e in std::fs::read_dir(&d).unwrap().flatten() {
@@ -264,7 +264,7 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// Every table (by path under the run) with its rows, and the checkpoints' weights.
-fn outputs(run: &Path) -> BTreeMap<String, Value> {
+pub(crate) fn outputs(run: &Path) -> BTreeMap<String, Value> {
     let mut out = BTreeMap::new();
     for p in files_under(run) {
         let rel = p.strip_prefix(run).unwrap().display().to_string();
@@ -852,4 +852,34 @@ fn learn_check_writes_its_curve_and_resumes() {
     let after = mtimes(&run);
     let changed: Vec<_> = before.iter().filter(|(f, t)| after.get(*f) != Some(t)).map(|(f, _)| f.clone()).collect();
     assert!(changed.iter().all(|f| f.extension().is_some_and(|e| e == "csv" || e == "json" || e == "png")), "recomputed: {changed:?}");
+}
+
+/// `make soak` on the tiny model, two rounds: a row per round and one after the run, nothing of
+/// the run left behind (processes, sandbox workers, /tmp, /dev/shm, scratch), the checks passed.
+#[test]
+#[ignore = "a soak of two rounds (~1 min): make test-all"]
+fn a_short_soak_leaves_nothing_behind() {
+    let d = tmp();
+    let model = tiny_model(&d.path().join("tiny"), 31, 8192);
+    let corpus = corpus(d.path());
+    let runs = d.path().join("runs");
+    let out = d.path().join("report");
+    let mut c = make(&runs, &model, &corpus, &["soak".into(), "SOAK_ROUNDS=2".into(), format!("SOAK_OUT={}", out.display())]);
+    // A temp folder of its own: the other tests' files in /tmp are not this run's.
+    std::fs::create_dir_all(d.path().join("tmp")).unwrap();
+    c.env("TMPDIR", d.path().join("tmp"));
+    let o = c.output().unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "{stdout}\n{stderr}");
+    let csv = std::fs::read_to_string(out.join("soak.csv")).unwrap();
+    let rounds: Vec<&str> = csv.lines().skip(1).map(|l| l.split(',').next().unwrap()).collect();
+    assert_eq!(rounds, ["1", "2", "end"], "{csv}");
+    let summary: Value = serde_json::from_str(&std::fs::read_to_string(out.join("soak.json")).unwrap()).unwrap();
+    assert_eq!(summary["failed_checks"], json!([]), "{summary}");
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let end: Vec<&str> = csv.lines().last().unwrap().split(',').collect();
+    let col = |k: &str| end[header.iter().position(|h| *h == k).unwrap_or_else(|| panic!("{k} in {header:?}"))];
+    assert_eq!((col("procs_end"), col("workers_end")), ("0", "0"), "{csv}");
+    assert!(header.iter().any(|h| h.starts_with("rss_peak_kib.spade-rollout")), "{header:?}");
+    assert!(std::fs::read(out.join("soak.png")).unwrap().starts_with(b"\x89PNG"));
 }

@@ -717,3 +717,51 @@ fn worker_runs_from_a_clean_environment_with_its_own_libpython() {
     }
     assert!(sb.layers().seccomp && sb.layers().rlimits && sb.layers().fork_server);
 }
+
+/// A stage killed with SIGKILL cannot remove its sandbox's scratch folder; the next sandbox under
+/// the same scratch root does, and only that: a folder whose lock a live process holds stays.
+#[test]
+fn the_scratch_of_a_killed_sandbox_is_removed_by_the_next() {
+    let root = tempfile::tempdir().unwrap();
+    let r = root.path();
+    let cfg = || SandboxConfig { jobs: 1, limits: test_limits(), worker: Some(worker()), scratch_root: Some(r.to_path_buf()), ..Default::default() };
+    // A sandbox's scratch and lock as another process holds them (flock(2) through flock(1), as a stage).
+    let held = |name: &str| {
+        std::fs::create_dir_all(r.join(name).join("w0")).unwrap();
+        std::fs::write(r.join(name).join("w0/episode-file"), b"x").unwrap();
+        std::process::Command::new("sh")
+            .args(["-c", "exec 9>\"$0\" && flock 9 && exec sleep 600"])
+            .arg(r.join(format!("{name}.lock")))
+            .spawn()
+            .unwrap()
+    };
+    let mut other = held("spade-sandbox-4000001-0");
+    let mut gone = held("spade-sandbox-4000002-0");
+    // flock(1) has taken its lock once the file exists and a try fails.
+    let locked = |name: &str| {
+        let p = r.join(format!("{name}.lock"));
+        p.exists() && std::fs::File::open(&p).unwrap().try_lock().is_err()
+    };
+    let t = std::time::Instant::now();
+    while !(locked("spade-sandbox-4000001-0") && locked("spade-sandbox-4000002-0")) {
+        assert!(t.elapsed() < std::time::Duration::from_secs(10), "flock(1) never took its locks");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    gone.kill().unwrap();
+    gone.wait().unwrap();
+    let live = Sandbox::new(cfg()).unwrap();
+    let mut names: Vec<String> = std::fs::read_dir(r).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    let mine = format!("spade-sandbox-{}-", std::process::id());
+    assert!(names.iter().any(|n| n.starts_with(&mine) && !n.ends_with(".lock")), "{names:?}");
+    assert!(names.contains(&"spade-sandbox-4000001-0".to_string()), "a held one stays: {names:?}");
+    assert!(!names.iter().any(|n| n.starts_with("spade-sandbox-4000002-0")), "the killed one's folder and lock are gone: {names:?}");
+    // A second sandbox leaves the first (alive, in this process) alone; dropped, each removes its own.
+    let second = Sandbox::new(cfg()).unwrap();
+    drop((live, second));
+    other.kill().unwrap();
+    other.wait().unwrap();
+    let mut names: Vec<String> = std::fs::read_dir(r).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    assert_eq!(names, ["spade-sandbox-4000001-0", "spade-sandbox-4000001-0.lock"], "the dropped sandboxes removed their own");
+}

@@ -4,6 +4,7 @@
 mod util;
 
 mod cli;
+mod crash;
 mod design;
 mod eval;
 mod foreign;

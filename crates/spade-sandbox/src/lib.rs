@@ -324,6 +324,8 @@ struct Inner {
     cfg: SandboxConfig,
     worker_path: PathBuf,
     scratch_root: PathBuf,
+    /// Held (locked) while this sandbox lives; the lock goes with the process, killed or not.
+    _scratch_lock: std::fs::File,
     slots: Vec<Mutex<Option<WorkerProc>>>,
     next: AtomicUsize,
     generation: AtomicU64,
@@ -344,6 +346,47 @@ impl Drop for Inner {
             }
         }
         let _ = std::fs::remove_dir_all(&self.scratch_root);
+        let _ = std::fs::remove_file(lock_path(&self.scratch_root));
+    }
+}
+
+/// The lock file of a scratch folder: its sibling `NAME.lock`.
+fn lock_path(scratch: &Path) -> PathBuf {
+    let mut p = scratch.as_os_str().to_owned();
+    p.push(".lock");
+    PathBuf::from(p)
+}
+
+/// Creates and locks `scratch`'s lock file before the folder exists. The file is locked under a
+/// temporary name and renamed into place, so a sweep never sees it unlocked.
+fn lock_scratch(scratch: &Path) -> std::io::Result<std::fs::File> {
+    let mut tmp = lock_path(scratch).into_os_string();
+    tmp.push(".new");
+    let tmp = PathBuf::from(tmp);
+    let f = std::fs::File::create(&tmp)?;
+    f.try_lock().map_err(|e| std::io::Error::other(format!("{}: cannot lock: {e}", tmp.display())))?;
+    std::fs::rename(&tmp, lock_path(scratch))?;
+    Ok(f)
+}
+
+/// Removes the scratch folders under `root` of sandboxes whose process is gone without cleaning
+/// up (killed: no `Drop` ran): those whose lock file no process holds. Quiet about what it cannot
+/// remove (another user's folders in a shared /tmp).
+fn sweep_dead_scratch(root: &Path) {
+    let Ok(entries) = std::fs::read_dir(root) else { return };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(dir) = name.strip_prefix("spade-sandbox-").and_then(|n| n.strip_suffix(".lock")) else { continue };
+        let Ok(f) = std::fs::File::open(e.path()) else { continue };
+        if f.try_lock().is_ok() {
+            let dir = root.join(format!("spade-sandbox-{dir}"));
+            match std::fs::remove_dir_all(&dir) {
+                Ok(()) => tracing::info!("removed {}, the scratch of a sandbox that was killed", dir.display()),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(_) => continue,
+            }
+            let _ = std::fs::remove_file(e.path());
+        }
     }
 }
 
@@ -433,7 +476,10 @@ impl Sandbox {
             None => find_worker()?,
         };
         let root = cfg.scratch_root.clone().unwrap_or_else(std::env::temp_dir);
+        std::fs::create_dir_all(&root)?;
+        sweep_dead_scratch(&root);
         let scratch_root = root.join(format!("spade-sandbox-{}-{}", std::process::id(), SANDBOX_SEQ.fetch_add(1, Ordering::SeqCst)));
+        let scratch_lock = lock_scratch(&scratch_root)?;
         std::fs::create_dir_all(&scratch_root)?;
         let jobs = cfg.jobs.max(1);
         let generation = AtomicU64::new(0);
@@ -473,10 +519,22 @@ impl Sandbox {
                 w.shutdown();
             }
             let _ = std::fs::remove_dir_all(&scratch_root);
+            let _ = std::fs::remove_file(lock_path(&scratch_root));
             return Err(e);
         }
         tracing::info!(jobs, worker = %worker_path.display(), "sandbox layers: {layers}");
-        Ok(Sandbox { inner: Arc::new(Inner { cfg, worker_path, scratch_root, slots: procs, next: AtomicUsize::new(0), generation, layers }) })
+        Ok(Sandbox {
+            inner: Arc::new(Inner {
+                cfg,
+                worker_path,
+                scratch_root,
+                _scratch_lock: scratch_lock,
+                slots: procs,
+                next: AtomicUsize::new(0),
+                generation,
+                layers,
+            }),
+        })
     }
 
     pub fn layers(&self) -> &Layers {

@@ -107,10 +107,12 @@ pub fn install_folder(tmp: &Path, dir: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A checkpoint folder's parent (created) and name, and its fresh temporary sibling `.NAME.tmp.PID`.
+/// A checkpoint folder's parent (created) and name, and its fresh temporary sibling `.NAME.tmp.PID`
+/// (the siblings a killed writer left, `.NAME.tmp.PID` and `.NAME.old.PID`, removed).
 pub fn temp_sibling(dir: &Path) -> anyhow::Result<PathBuf> {
     let (parent, name) = folder_parts(dir)?;
     std::fs::create_dir_all(&parent).with_context(|| format!("{}: cannot create folder", parent.display()))?;
+    spade_io::remove_dead_temps(&parent, &name);
     let tmp = parent.join(format!(".{name}.tmp.{}", std::process::id()));
     if tmp.exists() {
         std::fs::remove_dir_all(&tmp).with_context(|| format!("{}: cannot remove", tmp.display()))?;
