@@ -9,11 +9,9 @@
 #![forbid(unsafe_code)]
 
 mod read;
-mod temps;
 mod write;
 
 pub use read::{expand_inputs, read_rows, Batch, Input, Origins, Rows, TableReader};
-pub use temps::remove_dead_temps;
 pub use write::{widen, write_batches, TableWriter, WriteMeta};
 
 use std::path::Path;

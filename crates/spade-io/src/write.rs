@@ -99,7 +99,7 @@ impl TableWriter {
         };
         std::fs::create_dir_all(&dir).map_err(|e| Error::Io { path: dir.display().to_string(), source: e })?;
         let name = target.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-        crate::remove_dead_temps(&dir, &name);
+        spade_schema::temps::remove_dead_temps(&dir, &name);
         let tmp = tempfile::Builder::new()
             .prefix(&format!(".{name}.{}.", std::process::id()))
             .suffix(".tmp")

@@ -16,6 +16,7 @@
 
 pub mod domain;
 pub mod rows;
+pub mod temps;
 
 use std::sync::Arc;
 

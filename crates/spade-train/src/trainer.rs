@@ -112,7 +112,7 @@ pub fn install_folder(tmp: &Path, dir: &Path) -> anyhow::Result<()> {
 pub fn temp_sibling(dir: &Path) -> anyhow::Result<PathBuf> {
     let (parent, name) = folder_parts(dir)?;
     std::fs::create_dir_all(&parent).with_context(|| format!("{}: cannot create folder", parent.display()))?;
-    spade_io::remove_dead_temps(&parent, &name);
+    spade_schema::temps::remove_dead_temps(&parent, &name);
     let tmp = parent.join(format!(".{name}.tmp.{}", std::process::id()));
     if tmp.exists() {
         std::fs::remove_dir_all(&tmp).with_context(|| format!("{}: cannot remove", tmp.display()))?;

@@ -1,4 +1,5 @@
-//! Temporary siblings of outputs left behind by a killed writer.
+//! Temporary siblings of outputs left behind by a killed writer (a file contract shared by the
+//! table writer, spade-io, and the checkpoint writer, spade-train).
 //!
 //! Every output is written to a hidden sibling named after the output and the writer's process id
 //! and renamed into place when complete: `.NAME.PID.XXXXXX.tmp` (tables), `.NAME.tmp.PID` and
