@@ -2,6 +2,7 @@
 """`make soak`: run a long command (a multi-round experiment) and watch what it leaves behind.
 
 usage: soak.py --out DIR --run RUNDIR --arms N [--interval S] -- COMMAND...
+       soak.py --recheck DIR   (the checks again on DIR/soak.csv, e.g. after changing an allowance)
 
 Starts COMMAND in a session of its own and samples every --interval seconds, from /proc:
 processes of the run's tree (its session and their descendants), open descriptors of each spade process, resident memory
@@ -13,14 +14,15 @@ end), and at the end a row `end` (after COMMAND exited: what is left), DIR/soak.
 DIR/soak.png. Exit status: COMMAND's when it failed, else 1 when a check fails, else 0.
 
 Checks (round 1 warms caches and is the baseline's exception; each later round is compared with
-round 2, the first steady one):
+the first steady round of its kind: rounds with an evaluation with the first such round after
+round 1, the others with the first without one):
 - nothing of the run's tree is left once COMMAND exited, and no sandbox worker started during
   the run is left anywhere with init as its parent;
 - /tmp, /dev/shm and the sandbox scratch are back within 1 MiB of where they were before it started;
 - per round, the peak open descriptors of a spade process and the peak sandbox workers grow by at
-  most 25% + 8 over round 2's, the peak processes of the tree by at most 25% + 16, the peak resident
+  most 25% + 8 over the reference's, the peak processes of the tree by at most 25% + 16, the peak resident
   memory of each program by at most 25%, and /tmp, /dev/shm and scratch at a round's end by at most
-  1 MiB over round 2's end. RUNDIR grows by design (checkpoints, tables): reported, not checked.
+  1 MiB over the reference round's end. RUNDIR grows by design (checkpoints, tables): reported, not checked.
 """
 import argparse
 import csv
@@ -159,6 +161,11 @@ class Round:
         return r
 
 
+def kind(row):
+    """A round with an evaluation (its processes, workers and memory are the eval's) or without."""
+    return "eval" if row.get("rss_peak_kib.spade-eval") else "plain"
+
+
 def checks(rows, base):
     """The failed checks, one line each (see the module's docstring)."""
     bad = []
@@ -171,19 +178,22 @@ def checks(rows, base):
         for k in ("tmp_bytes", "shm_bytes", "scratch_bytes"):
             if end[k] > base[k] + MIB:
                 bad.append("%s: %d bytes left over the %d before the run" % (k, end[k], base[k]))
-    steady = [r for r in rows if r["round"] not in ("end", 1)]
-    if steady:
-        ref = steady[0]
-        for r in steady[1:]:
-            for k, frac, add in (("fds_peak", 0.25, 8), ("workers_peak", 0.25, 8), ("procs_peak", 0.25, 16)):
-                if r[k] > ref[k] * (1 + frac) + add:
-                    bad.append("round %s: %s %d over round %s's %d" % (r["round"], k, r[k], ref["round"], ref[k]))
-            for k in ("tmp_bytes", "shm_bytes", "scratch_bytes"):
-                if r[k] > ref[k] + MIB:
-                    bad.append("round %s: %s %d over round %s's %d at its end" % (r["round"], k, r[k], ref["round"], ref[k]))
-            for k, v in r.items():
-                if k.startswith("rss_peak_kib.") and ref.get(k) and v > ref[k] * 1.25:
-                    bad.append("round %s: %s %d over round %s's %d" % (r["round"], k, v, ref["round"], ref[k]))
+    refs = {}
+    for r in rows:
+        if r["round"] in ("end", 1):
+            continue
+        ref = refs.setdefault(kind(r), r)
+        if ref is r:
+            continue
+        for k, frac, add in (("fds_peak", 0.25, 8), ("workers_peak", 0.25, 8), ("procs_peak", 0.25, 16)):
+            if r[k] > ref[k] * (1 + frac) + add:
+                bad.append("round %s: %s %d over round %s's %d" % (r["round"], k, r[k], ref["round"], ref[k]))
+        for k in ("tmp_bytes", "shm_bytes", "scratch_bytes"):
+            if r[k] > ref[k] + MIB:
+                bad.append("round %s: %s %d over round %s's %d at its end" % (r["round"], k, r[k], ref["round"], ref[k]))
+        for k, v in r.items():
+            if k.startswith("rss_peak_kib.") and ref.get(k) and v and v > ref[k] * 1.25:
+                bad.append("round %s: %s %d over round %s's %d" % (r["round"], k, v, ref["round"], ref[k]))
     return bad
 
 
@@ -213,7 +223,29 @@ def figure(path, rows):
     plt.close(fig)
 
 
+def recheck(out):
+    """Runs the checks again on a finished soak's table; rewrites soak.json and soak.png."""
+    with open(os.path.join(out, "soak.csv")) as f:
+        rows = []
+        for r in csv.DictReader(f):
+            row = {k: (v if k == "round" else (float(v) if "." in v else int(v)) if v not in ("", None) else 0) for k, v in r.items()}
+            row["round"] = int(r["round"]) if r["round"].isdigit() else r["round"]
+            rows.append(row)
+    with open(os.path.join(out, "soak.json")) as f:
+        summary = json.load(f)
+    bad = checks(rows, summary["baseline"])
+    summary["failed_checks"] = bad
+    with open(os.path.join(out, "soak.json"), "w") as f:
+        json.dump(summary, f, indent=1)
+    figure(os.path.join(out, "soak.png"), rows)
+    for b in bad:
+        print("soak: check failed: " + b, file=sys.stderr)
+    sys.exit(1 if bad else 0)
+
+
 def main():
+    if sys.argv[1:2] == ["--recheck"] and len(sys.argv) == 3:
+        recheck(sys.argv[2])
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--run", required=True, help="the experiment's folder (runs/<EXP>)")
