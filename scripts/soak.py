@@ -259,6 +259,9 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     base = disk(a.run, a.out)
     since = boot_ticks()
+    # A SIGTERM (a time limit, a scheduler) ends the run like Ctrl-C: the table of what was
+    # measured is still written.
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     child = subprocess.Popen(cmd, start_new_session=True)
     sid = child.pid
     rows, cur, done = [], Round(), 0
