@@ -283,7 +283,7 @@ def main():
                 done = n
             time.sleep(a.interval)
     except KeyboardInterrupt:
-        os.killpg(sid, signal.SIGINT)
+        os.killpg(sid, signal.SIGTERM)
         child.wait()
     time.sleep(1.0)
     left = processes(sid)
