@@ -631,8 +631,8 @@ install: $(BUILD_DEP)
 
 # make soak: SOAK_ROUNDS rounds of a small two-arm experiment (ARM_JOBS=2, q8_0, games and tool use)
 # under scripts/soak.py, which samples what the run holds and what it leaves behind each round
-# (processes, descriptors, peak memory per program, sandbox workers, bytes under the run, /tmp,
-# /dev/shm and the sandbox's scratch) and fails when any of them grows round over round beyond its
+# (processes, descriptors, peak memory per program, sandbox workers, bytes under the run, the
+# temp folder, /dev/shm and the sandbox's scratch) and fails when any of them grows round over round beyond its
 # allowance (see the script). SOAK_OUT gets soak.csv, soak.json and soak.png. By hand, not in make
 # test; resumable like any experiment (the rounds already made are not redone, nor re-measured).
 SOAK_ROUNDS ?= 10

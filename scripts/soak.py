@@ -5,10 +5,10 @@ usage: soak.py --out DIR --run RUNDIR --arms N [--interval S] -- COMMAND...
        soak.py --recheck DIR   (the checks again on DIR/soak.csv, e.g. after changing an allowance)
 
 Starts COMMAND in a session of its own and samples every --interval seconds, from /proc:
-processes of the run's tree (its session and their descendants), open descriptors of each spade process, resident memory
-per program (peak), sandbox workers, and every few seconds the bytes under RUNDIR, the temp folder
-($TMPDIR, else /tmp; RUNDIR and DIR left out), /dev/shm and the sandbox scratch folders
-(spade-sandbox-* in the temp folder). A round ends when all N arms under RUNDIR have
+processes of the run's tree (its session and their descendants), open descriptors of each spade
+process, resident memory per program (peak) and sandbox workers; at each round's end, the bytes
+under RUNDIR, the temp folder ($TMPDIR, else /tmp; RUNDIR and DIR left out), /dev/shm and the
+sandbox scratch folders (spade-sandbox-* in the temp folder). A round ends when all N arms under RUNDIR have
 its memory.parquet. Per round it writes a row of DIR/soak.csv (peaks over the round, the state at its
 end), and at the end a row `end` (after COMMAND exited: what is left), DIR/soak.json (the checks) and
 DIR/soak.png. Exit status: COMMAND's when it failed, else 1 when a check fails, else 0.
@@ -32,7 +32,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 
 MIB = 1 << 20
@@ -66,10 +65,9 @@ def disk(rundir, out):
             "shm_bytes": du("/dev/shm"), "scratch_bytes": scratch_bytes()}
 
 
-def processes(sid):
-    """(pid, comm, fds, rss_kib) of every process of the run: session `sid` and all descendants of
-    its members (the sandbox's episodes call setsid, so they are in sessions of their own)."""
-    info = {}
+def stats():
+    """{pid: (ppid, session, comm, start time in clock ticks since boot)} of every process."""
+    out = {}
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
@@ -77,13 +75,20 @@ def processes(sid):
             with open("/proc/%s/stat" % name) as f:
                 stat = f.read()
             rest = stat.rsplit(")", 1)[1].split()
-            info[int(name)] = (int(rest[1]), int(rest[3]), stat[stat.index("(") + 1:stat.rindex(")")])
+            out[int(name)] = (int(rest[1]), int(rest[3]), stat[stat.index("(") + 1:stat.rindex(")")], int(rest[19]))
         except (OSError, ValueError, IndexError):
             continue
-    tree = {pid for pid, (_, s, _) in info.items() if s == sid}
+    return out
+
+
+def processes(sid):
+    """(pid, comm, fds, rss_kib) of every process of the run: session `sid` and all descendants of
+    its members (the sandbox's episodes call setsid, so they are in sessions of their own)."""
+    info = stats()
+    tree = {pid for pid, st in info.items() if st[1] == sid}
     grew = True
     while grew:
-        more = {pid for pid, (pp, _, _) in info.items() if pp in tree and pid not in tree}
+        more = {pid for pid, st in info.items() if st[0] in tree and pid not in tree}
         tree |= more
         grew = bool(more)
     out = []
@@ -105,19 +110,7 @@ def processes(sid):
 def orphan_workers(since_ticks):
     """Sandbox workers of any session that were started after `since_ticks` (clock ticks since
     boot) and now have init as parent: what an escaped or abandoned one looks like."""
-    n = 0
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % name) as f:
-                stat = f.read()
-            comm = stat[stat.index("(") + 1:stat.rindex(")")]
-            rest = stat.rsplit(")", 1)[1].split()
-            n += comm.startswith("spade-sandbox") and int(rest[1]) == 1 and int(rest[19]) >= since_ticks
-        except (OSError, ValueError, IndexError):
-            continue
-    return n
+    return sum(1 for ppid, _, comm, start in stats().values() if comm.startswith("spade-sandbox") and ppid == 1 and start >= since_ticks)
 
 
 def boot_ticks():
@@ -223,6 +216,19 @@ def figure(path, rows):
     plt.close(fig)
 
 
+def report(out, rows, summary):
+    """Runs the checks on `rows`, writes DIR/soak.json (`summary` with them) and DIR/soak.png,
+    says each failed check on stderr; returns them."""
+    bad = checks(rows, summary["baseline"])
+    summary["failed_checks"] = bad
+    with open(os.path.join(out, "soak.json"), "w") as f:
+        json.dump(summary, f, indent=1)
+    figure(os.path.join(out, "soak.png"), rows)
+    for b in bad:
+        print("soak: check failed: " + b, file=sys.stderr)
+    return bad
+
+
 def recheck(out):
     """Runs the checks again on a finished soak's table; rewrites soak.json and soak.png."""
     with open(os.path.join(out, "soak.csv")) as f:
@@ -233,14 +239,7 @@ def recheck(out):
             rows.append(row)
     with open(os.path.join(out, "soak.json")) as f:
         summary = json.load(f)
-    bad = checks(rows, summary["baseline"])
-    summary["failed_checks"] = bad
-    with open(os.path.join(out, "soak.json"), "w") as f:
-        json.dump(summary, f, indent=1)
-    figure(os.path.join(out, "soak.png"), rows)
-    for b in bad:
-        print("soak: check failed: " + b, file=sys.stderr)
-    sys.exit(1 if bad else 0)
+    sys.exit(1 if report(out, rows, summary) else 0)
 
 
 def main():
@@ -265,14 +264,10 @@ def main():
     child = subprocess.Popen(cmd, start_new_session=True)
     sid = child.pid
     rows, cur, done = [], Round(), 0
-    last_disk, d = 0.0, base
     try:
         while child.poll() is None:
             procs = processes(sid)
             cur.sample(procs)
-            now = time.time()
-            if now - last_disk > 5:
-                d, last_disk = disk(a.run, a.out), now
             n = rounds_done(a.run, a.arms)
             if n > done:
                 d = disk(a.run, a.out)
@@ -296,13 +291,7 @@ def main():
         w = csv.DictWriter(f, fieldnames=cols)
         w.writeheader()
         w.writerows(rows)
-    bad = checks(rows, base)
-    summary = {"command": cmd, "exit": child.returncode, "rounds": done, "baseline": base, "failed_checks": bad}
-    with open(os.path.join(a.out, "soak.json"), "w") as f:
-        json.dump(summary, f, indent=1)
-    figure(os.path.join(a.out, "soak.png"), rows)
-    for b in bad:
-        print("soak: check failed: " + b, file=sys.stderr)
+    bad = report(a.out, rows, {"command": cmd, "exit": child.returncode, "rounds": done, "baseline": base})
     print(os.path.join(a.out, "soak.csv"))
     if child.returncode:
         sys.exit(child.returncode)

@@ -5,7 +5,7 @@
 //! of a killed run outlives it, no temporary file or sandbox scratch folder is left, and
 //! `metrics.jsonl` has no torn or duplicated line.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
@@ -28,25 +28,20 @@ enum When {
     CheckpointTmp,
 }
 
-/// Process ids whose parent is `parent`.
-fn children(parent: i32) -> Vec<i32> {
-    let mut out = Vec::new();
+/// Every descendant of `pid` (its sandbox workers and their episodes included), from one reading
+/// of every process's parent.
+fn descendants(pid: i32) -> Vec<i32> {
+    let mut parents = Vec::new();
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else { continue };
+        let Ok(child) = e.file_name().to_string_lossy().parse::<i32>() else { continue };
         let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else { continue };
-        let ppid = stat.rsplit_once(')').and_then(|(_, r)| r.split_whitespace().nth(1)).and_then(|p| p.parse::<i32>().ok());
-        if ppid == Some(parent) {
-            out.push(pid);
+        if let Some(ppid) = stat.rsplit_once(')').and_then(|(_, r)| r.split_whitespace().nth(1)).and_then(|p| p.parse::<i32>().ok()) {
+            parents.push((child, ppid));
         }
     }
-    out
-}
-
-/// Every descendant of `pid` (its sandbox workers and their episodes included).
-fn descendants(pid: i32) -> Vec<i32> {
     let (mut out, mut todo) = (Vec::new(), vec![pid]);
     while let Some(p) = todo.pop() {
-        for c in children(p) {
+        for &(c, _) in parents.iter().filter(|(_, pp)| *pp == p) {
             out.push(c);
             todo.push(c);
         }
@@ -237,7 +232,7 @@ fn an_experiment_killed_anywhere_resumes_to_the_same_bytes() {
     assert!(left.is_empty(), "seed {seed}: left in the scratch root: {left:?}; kills {kills:#?}");
     // Metrics: no torn or duplicated line; every line the resumed run has, the whole run has too.
     let (mw, mk) = (metrics_keys(&whole), metrics_keys(&killed_exp));
-    let unknown: BTreeMap<_, _> = mk.difference(&mw).map(|k| (k.clone(), ())).collect();
+    let unknown: Vec<_> = mk.difference(&mw).collect();
     assert!(unknown.is_empty(), "seed {seed}: metrics lines of the resumed run the whole run has not: {unknown:?}");
     eprintln!("seed {seed}: killed at {kills:#?}; metrics lines lost to the kills: {}", mw.difference(&mk).count());
 }

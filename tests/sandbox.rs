@@ -749,19 +749,21 @@ fn the_scratch_of_a_killed_sandbox_is_removed_by_the_next() {
     }
     gone.kill().unwrap();
     gone.wait().unwrap();
+    let names = || {
+        let mut names: Vec<String> = std::fs::read_dir(r).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        names.sort();
+        names
+    };
     let live = Sandbox::new(cfg()).unwrap();
-    let mut names: Vec<String> = std::fs::read_dir(r).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
-    names.sort();
+    let names_live = names();
     let mine = format!("spade-sandbox-{}-", std::process::id());
-    assert!(names.iter().any(|n| n.starts_with(&mine) && !n.ends_with(".lock")), "{names:?}");
-    assert!(names.contains(&"spade-sandbox-4000001-0".to_string()), "a held one stays: {names:?}");
-    assert!(!names.iter().any(|n| n.starts_with("spade-sandbox-4000002-0")), "the killed one's folder and lock are gone: {names:?}");
+    assert!(names_live.iter().any(|n| n.starts_with(&mine) && !n.ends_with(".lock")), "{names_live:?}");
+    assert!(names_live.contains(&"spade-sandbox-4000001-0".to_string()), "a held one stays: {names_live:?}");
+    assert!(!names_live.iter().any(|n| n.starts_with("spade-sandbox-4000002-0")), "the killed one's folder and lock are gone: {names_live:?}");
     // A second sandbox leaves the first (alive, in this process) alone; dropped, each removes its own.
     let second = Sandbox::new(cfg()).unwrap();
     drop((live, second));
     other.kill().unwrap();
     other.wait().unwrap();
-    let mut names: Vec<String> = std::fs::read_dir(r).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
-    names.sort();
-    assert_eq!(names, ["spade-sandbox-4000001-0", "spade-sandbox-4000001-0.lock"], "the dropped sandboxes removed their own");
+    assert_eq!(names(), ["spade-sandbox-4000001-0", "spade-sandbox-4000001-0.lock"], "the dropped sandboxes removed their own");
 }

@@ -345,9 +345,14 @@ impl Drop for Inner {
                 w.shutdown();
             }
         }
-        let _ = std::fs::remove_dir_all(&self.scratch_root);
-        let _ = std::fs::remove_file(lock_path(&self.scratch_root));
+        remove_scratch(&self.scratch_root);
     }
+}
+
+/// Removes a sandbox's scratch folder and then its lock file.
+fn remove_scratch(scratch: &Path) {
+    let _ = std::fs::remove_dir_all(scratch);
+    let _ = std::fs::remove_file(lock_path(scratch));
 }
 
 /// The lock file of a scratch folder: its sibling `NAME.lock`.
@@ -518,8 +523,7 @@ impl Sandbox {
             for w in procs.into_iter().filter_map(|p| p.into_inner().unwrap_or_else(|e| e.into_inner())) {
                 w.shutdown();
             }
-            let _ = std::fs::remove_dir_all(&scratch_root);
-            let _ = std::fs::remove_file(lock_path(&scratch_root));
+            remove_scratch(&scratch_root);
             return Err(e);
         }
         tracing::info!(jobs, worker = %worker_path.display(), "sandbox layers: {layers}");

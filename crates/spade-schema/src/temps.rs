@@ -61,9 +61,8 @@ mod tests {
     fn only_the_dead_writers_siblings_are_removed() {
         let d = tempfile::tempdir().unwrap();
         // A process id that is gone: a child that has exited and been reaped.
-        let dead = std::process::Command::new("true").spawn().unwrap();
+        let mut dead = std::process::Command::new("true").spawn().unwrap();
         let pid = dead.id();
-        let mut dead = dead;
         dead.wait().unwrap();
         let mine = std::process::id();
         for f in [format!(".t.parquet.{pid}.ab.tmp"), format!(".t.parquet.{mine}.cd.tmp"), "t.parquet".into(), format!(".u.parquet.{pid}.ef.tmp")] {
