@@ -1,5 +1,6 @@
-//! Foreign environments (issue #43): Reasoning-Gym tasks named `rg:<task>` wherever a seed
-//! environment is taken, played through the adapter in the sandbox.
+//! Foreign environments (issue #43): Reasoning-Gym tasks named `rg:<task>` and RLVE's
+//! environments named `rlve:<Identifier>` wherever a seed environment is taken, played through the
+//! adapter in the sandbox.
 
 use std::path::Path;
 use std::process::Command;
@@ -15,6 +16,23 @@ fn reference(task: &str, seed: u64, config: &Value) -> String {
     let script = format!(
         "import json, reasoning_gym\nd = reasoning_gym.create_dataset({task:?}, seed={seed}, size=1, **json.loads({:?}))\nprint(d[0]['answer'])\n",
         config.to_string()
+    );
+    let out = Command::new(python()).args(["-c", &script]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// The reference answer of RLVE's environment `id` at `difficulty` for `seed`, from the venv's
+/// package, drawn the way the adapter documents (controller advanced `difficulty` times, one of its
+/// parameter settings chosen with the seed).
+fn rlve_reference(id: &str, difficulty: u32, seed: u64) -> String {
+    let script = format!(
+        "import random, sys, types\nt = types.ModuleType('torch'); t.manual_seed = lambda s: None\n\
+t.cuda = types.SimpleNamespace(manual_seed_all=lambda s: None); sys.modules.setdefault('torch', t)\n\
+from Gym.environments import identifier2environment as E\nfrom Gym.parameter_controllers import identifier2controller as C\n\
+c = C[{id:?}]()\nfor _ in range({difficulty}): c.update()\ne = E[{id:?}]()\n\
+assert e.generator(seed={seed}, parameter=random.Random({seed}).choice(c.get_parameter_list()))\n\
+print(e.parameter['reference_answer'])\n"
     );
     let out = Command::new(python()).args(["-c", &script]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -76,6 +94,49 @@ fn the_rg_adapter_scores_a_right_and_a_wrong_answer() {
     }
 }
 
+/// RLVE's environments through their adapter: RLVE's own prompt and verifier, the reference
+/// answer wins (in RLVE's <answer> tags or a final \boxed{}), a wrong one does not, the same seed
+/// asks the same question, and a difficulty makes a different question.
+#[test]
+fn the_rlve_adapter_scores_a_right_and_a_wrong_answer() {
+    let d = tmp();
+    let names = ["rlve:Division", "rlve:Sorting?difficulty=2", "rlve:Multiplication", "rlve:Multiplication?difficulty=6"];
+    let (out, envs, rejects) = validate(d.path(), &names);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!((envs.len(), rejects.len()), (4, 0), "{rejects:?}");
+    let cfg =
+        spade::foreign::sandbox_for(envs.iter().map(|e| e["code"].as_str().unwrap()), SandboxConfig { worker: Some(worker()), ..Default::default() })
+            .unwrap();
+    let sb = Sandbox::new(cfg).unwrap();
+    let mut questions = Vec::new();
+    for (env, (id, difficulty)) in envs.iter().zip([("Division", 0), ("Sorting", 2), ("Multiplication", 0), ("Multiplication", 6)]) {
+        assert_eq!(env["setting"], "games");
+        assert_eq!(env["skill"], names[questions.len()]);
+        let code = env["code"].as_str().unwrap();
+        let play = |reply: &str| {
+            let mut ep = sb.start().unwrap();
+            ep.load(code, None).unwrap();
+            let obs = ep.reset(11).unwrap().observation;
+            let step = ep.step(reply).unwrap();
+            ep.close();
+            (obs, step)
+        };
+        let answer = rlve_reference(id, difficulty, 11);
+        let (obs, win) = play(&format!("So the answer is <answer>{answer}</answer>"));
+        assert!(win.terminated && win.reward == 1.0 && win.info["success"] == json!(true), "{id}: {answer} in {obs}: {win:?}");
+        assert_eq!(win.info["rlve_reward"], json!(1.0), "{win:?}");
+        let (_, boxed) = play(&format!("Working... \\boxed{{{answer}}}"));
+        assert!(boxed.reward == 1.0, "{id}: {answer}: {boxed:?}");
+        let (obs2, lose) = play("<answer>definitely not it</answer>");
+        assert_eq!(obs, obs2, "seeded");
+        assert!(lose.terminated && lose.reward == 0.0 && lose.info["success"] == json!(false), "{id}: {lose:?}");
+        let (_, unformatted) = play(&answer);
+        assert!(unformatted.reward == 0.0 && unformatted.info["rlve_reward"] == json!(-1.0), "RLVE's format rule: {unformatted:?}");
+        questions.push(obs);
+    }
+    assert_ne!(questions[2], questions[3], "a higher difficulty asks another question");
+}
+
 /// `rg:easy` stands for the six tasks of the evaluation suite at its settings; a name spade does
 /// not know, a task Reasoning-Gym does not have and a collection not built yet are one line and
 /// exit 2; a setting's value stays data in the generated code.
@@ -92,7 +153,9 @@ fn names_expand_and_bad_names_are_one_line() {
     assert!(code.contains("max_terms") && one[0]["skill"] == "rg:easy/chain_sum", "the suite's settings: {code}");
     for (input, says) in [
         ("rg:no_such_task", "Reasoning-Gym has no task `no_such_task`"),
-        ("rlve:Sorting", "not built yet"),
+        ("gem:GuessTheNumber", "not built yet"),
+        ("rlve:NoSuchEnvironment", "RLVE has no environment `NoSuchEnvironment`"),
+        ("rlve:Sorting?level=2", "is not difficulty=N"),
         ("rg:chain sum", "not a Reasoning-Gym task name"),
         ("rg:easy/lcm", "not one of rg:easy's tasks"),
     ] {
@@ -108,6 +171,12 @@ fn names_expand_and_bad_names_are_one_line() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(envs.is_empty() && rejects.len() == 1, "{rejects:?}");
     assert!(!mark.exists(), "the setting ran as code");
+    // RLVE's aliases: the paper's 16 and all 400, each member under its own name
+    let (out, envs, rejects) = validate(d.path(), &["rlve:official16?difficulty=1"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let skills: Vec<&str> = envs.iter().chain(&rejects).map(|e| e["skill"].as_str().unwrap_or("?")).collect();
+    assert_eq!(envs.len(), 16, "{skills:?} {rejects:?}");
+    assert!(skills.contains(&"rlve:SpiralMatrix?difficulty=1"), "{skills:?}");
 }
 
 /// The foreign environments a validation kept are played by spade-rollout and spade-eval like
@@ -156,11 +225,14 @@ fn a_round_starts_from_foreign_seeds() {
     let model = tiny_model(&d.path().join("tiny"), 23, 8192);
     let corpus = corpus(d.path());
     let runs = d.path().join("runs");
-    run_ok(make(&runs, &model, &corpus, &["round".into(), "RUN=rg".into(), "SEEDS=rg:chain_sum rg:count_bits".into(), "EVAL_EVERY=0".into()]));
+    run_ok(make(&runs, &model, &corpus, &["round".into(), "RUN=rg".into(), "SEEDS=rg:chain_sum rlve:Division rg:count_bits".into(), "POOL=8".into(), "EVAL_EVERY=0".into()]));
     let mem = rows(&runs.join("rg/memory-0000.parquet"));
     let skills: Vec<&str> = mem.iter().map(|m| m["skill"].as_str().unwrap()).collect();
-    assert_eq!(skills, ["rg:chain_sum", "rg:count_bits"]);
+    assert_eq!(skills, ["rg:chain_sum", "rlve:Division", "rg:count_bits"]);
     let played = rows(&runs.join("rg/round-0001/step-0/rollouts.parquet"));
-    let foreign: Vec<&Value> = played.iter().filter(|e| e["skill"].as_str().is_some_and(|s| s.starts_with("rg:"))).collect();
-    assert!(!foreign.is_empty(), "the agent played the foreign seeds: {played:?}");
+    let played: Vec<(&str, &str)> = played.iter().map(|e| (e["skill"].as_str().unwrap_or("-"), e["status"].as_str().unwrap())).collect();
+    for coll in ["rg:", "rlve:"] {
+        let foreign: Vec<&(&str, &str)> = played.iter().filter(|(s, _)| s.starts_with(coll)).collect();
+        assert!(!foreign.is_empty() && foreign.iter().all(|(_, st)| *st == "ok"), "the agent played the {coll} seeds: {played:?}");
+    }
 }

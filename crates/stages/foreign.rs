@@ -12,8 +12,11 @@
 //! Collections: `rg:<task>` (Reasoning-Gym; the generator's default settings, or
 //! `rg:<task>?key=value&…` with JSON values, e.g. `rg:chain_sum?min_terms=2&max_terms=2`) and
 //! `rg:easy` (the six tasks of the `rg:easy` evaluation suite at its settings, each named
-//! `rg:easy/<task>`, which also names one of them alone). `rlve:`, `gem:` and
-//! `textarena:` are not built yet and say so.
+//! `rg:easy/<task>`, which also names one of them alone); `rlve:<Identifier>[?difficulty=N]` (one
+//! of RLVE's 400 environments from the `rlve-gym` package, its parameter controller advanced N
+//! times, 0 by default), `rlve:official16` (the 16 environments of the paper's fixed-RLVE runs)
+//! and `rlve:all` (all of them), each alias also taking `?difficulty=N`. `gem:` and `textarena:`
+//! are not built yet and say so.
 
 use std::path::Path;
 use std::process::Command;
@@ -21,13 +24,40 @@ use std::process::Command;
 use anyhow::{bail, Context};
 use spade_sandbox::SandboxConfig;
 
-/// First-line marker of adapter code: `# Reasoning-Gym's task … (spade's rg adapter, foreign: rg:…).`
-pub const MARKER: &str = "(spade's rg adapter, foreign: ";
+/// First-line marker of adapter code: `# … (spade's <collection> adapter, foreign: <name>).`
+const MARKER: (&str, &str) = ("(spade's ", " adapter, foreign: ");
 
 const RG_ADAPTER: &str = include_str!("adapters/rg.py");
+const RLVE_ADAPTER: &str = include_str!("adapters/rlve.py");
 
-/// Collections with a prefix spade knows, built or not.
-const COLLECTIONS: &[(&str, Option<&str>)] = &[("rg", Some("reasoning-gym")), ("rlve", None), ("gem", None), ("textarena", None)];
+/// Collections with a prefix spade knows, built or not, with the Python package each needs and
+/// the modules a sandbox playing them preloads.
+const COLLECTIONS: &[(&str, Option<&str>, &[&str])] = &[
+    ("rg", Some("reasoning-gym"), &["reasoning_gym"]),
+    ("rlve", Some("rlve-gym"), &["networkx"]),
+    ("gem", None, &[]),
+    ("textarena", None, &[]),
+];
+
+/// The 16 RLVE environments of the paper's fixed-RLVE baseline runs (the authors' `official16`).
+pub const RLVE_OFFICIAL16: &[&str] = &[
+    "Division",
+    "EuclidGame",
+    "GCDOne_Counting",
+    "HamiltonianPath",
+    "LampChanging",
+    "LargestConvexPolygon",
+    "Multiplication",
+    "PCPPermutation",
+    "Path_NoGoingBack_Counting",
+    "SAT",
+    "ShortestPath",
+    "Sorting",
+    "SpiralMatrix",
+    "SubsequenceReversalLNDS",
+    "UndamagedSubmatrixCounting",
+    "WYRLevelingGround",
+];
 
 /// One foreign environment, as a seed environment.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,12 +70,20 @@ pub struct Foreign {
 /// Whether `input` names a foreign environment (a known collection's prefix and not an existing
 /// path).
 pub fn is_foreign(input: &str) -> bool {
-    input.split_once(':').is_some_and(|(c, _)| COLLECTIONS.iter().any(|(k, _)| *k == c)) && !Path::new(input).exists()
+    input.split_once(':').is_some_and(|(c, _)| COLLECTIONS.iter().any(|(k, ..)| *k == c)) && !Path::new(input).exists()
 }
 
-/// Whether environment code is adapter code (its first line carries [`MARKER`]).
+/// The collection whose adapter `code` is (its first line carries [`MARKER`]), if it is one.
+pub fn adapter_collection(code: &str) -> Option<&str> {
+    let line = code.lines().next().filter(|l| l.starts_with('#'))?;
+    let (_, after) = line.split_once(MARKER.0)?;
+    let (coll, _) = after.split_once(MARKER.1)?;
+    COLLECTIONS.iter().find(|(k, ..)| *k == coll).map(|(k, ..)| *k)
+}
+
+/// Whether environment code is adapter code.
 pub fn is_adapter(code: &str) -> bool {
-    code.lines().next().is_some_and(|l| l.starts_with('#') && l.contains(MARKER))
+    adapter_collection(code).is_some()
 }
 
 /// A Python string literal of `s` (JSON's escapes are Python's).
@@ -83,14 +121,17 @@ fn rg_code(name: &str, task: &str, config: &serde_json::Map<String, serde_json::
 /// an unknown task is an error naming it.
 pub fn expand(inputs: &[String], python: &Path) -> anyhow::Result<Vec<Vec<Foreign>>> {
     let mut wanted: Vec<(usize, String, String, serde_json::Map<String, serde_json::Value>)> = Vec::new();
+    let mut rlve: Vec<(usize, Rlve)> = Vec::new();
     for (at, input) in inputs.iter().enumerate() {
         let (coll, rest) = input.split_once(':').with_context(|| format!("{input}: not <collection>:<name>"))?;
-        match COLLECTIONS.iter().find(|(k, _)| *k == coll) {
-            None => bail!("{input}: unknown environment collection `{coll}` (known: rg)"),
-            Some((_, None)) => bail!("{input}: the `{coll}` adapter is not built yet (issue #43); spade plays `rg:` environments"),
+        match COLLECTIONS.iter().find(|(k, ..)| *k == coll) {
+            None => bail!("{input}: unknown environment collection `{coll}` (known: rg, rlve)"),
+            Some((_, None, _)) => bail!("{input}: the `{coll}` adapter is not built yet (issue #43); spade plays `rg:` and `rlve:` environments"),
             Some(_) => {}
         }
-        if rest == "easy" || rest.starts_with("easy/") {
+        if coll == "rlve" {
+            rlve.push((at, parse_rlve(rest, input)?));
+        } else if rest == "easy" || rest.starts_with("easy/") {
             let one = rest.strip_prefix("easy/");
             let easy = rg_easy(python)?;
             if let Some(t) = one.filter(|t| !easy.iter().any(|(task, _)| task == t)) {
@@ -111,7 +152,90 @@ pub fn expand(inputs: &[String], python: &Path) -> anyhow::Result<Vec<Vec<Foreig
     for (at, name, task, config) in wanted {
         out[at].push(Foreign { code: rg_code(&name, &task, &config), name });
     }
+    if !rlve.is_empty() {
+        let classes = rlve_classes(python)?;
+        for (at, r) in rlve {
+            let ids: Vec<&str> = match &r.id {
+                RlveId::All => classes.keys().map(String::as_str).collect(),
+                RlveId::Official16 => RLVE_OFFICIAL16.to_vec(),
+                RlveId::One(id) => vec![id.as_str()],
+            };
+            for id in ids {
+                let Some((env, controller)) = classes.get(id) else {
+                    let near: Vec<&str> = classes.keys().filter(|k| k.to_lowercase().contains(&id.to_lowercase())).map(String::as_str).take(4).collect();
+                    bail!(
+                        "{}: RLVE has no environment `{id}` ({} environments{})",
+                        r.input,
+                        classes.len(),
+                        if near.is_empty() { ", e.g. Division, Sorting".to_string() } else { format!("; similar: {}", near.join(", ")) }
+                    );
+                };
+                let name = if r.difficulty == 0 { format!("rlve:{id}") } else { format!("rlve:{id}?difficulty={}", r.difficulty) };
+                out[at].push(Foreign { code: rlve_code(&name, id, env, controller, r.difficulty), name });
+            }
+        }
+    }
     Ok(out)
+}
+
+enum RlveId {
+    All,
+    Official16,
+    One(String),
+}
+
+struct Rlve {
+    input: String,
+    id: RlveId,
+    difficulty: u16,
+}
+
+/// `rlve:<Identifier|official16|all>[?difficulty=N]`.
+fn parse_rlve(rest: &str, input: &str) -> anyhow::Result<Rlve> {
+    let (id, query) = rest.split_once('?').unwrap_or((rest, ""));
+    if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        bail!("{input}: `{id}` is not an RLVE environment identifier (letters, digits and _, e.g. rlve:Division)");
+    }
+    let mut difficulty = 0u16;
+    for kv in query.split('&').filter(|s| !s.is_empty()) {
+        match kv.split_once('=') {
+            Some(("difficulty", v)) => {
+                difficulty = v.parse().map_err(|_| anyhow::anyhow!("{input}: difficulty `{v}` is not a whole number 0..65535"))?
+            }
+            _ => bail!("{input}: `{kv}` is not difficulty=N (the one setting an RLVE environment takes)"),
+        }
+    }
+    let id = match id {
+        "all" => RlveId::All,
+        "official16" => RlveId::Official16,
+        one => RlveId::One(one.to_string()),
+    };
+    Ok(Rlve { input: input.to_string(), id, difficulty })
+}
+
+fn rlve_code(name: &str, id: &str, env: &str, controller: &str, difficulty: u16) -> String {
+    RLVE_ADAPTER
+        .replace("__ID_JSON__", &py_str(&py_str(id)))
+        .replace("__ENV_JSON__", &py_str(&py_str(env)))
+        .replace("__CONTROLLER_JSON__", &py_str(&py_str(controller)))
+        .replace("__DIFFICULTY__", &difficulty.to_string())
+        .replace("__ID__", id)
+        .replace("__NAME__", name)
+}
+
+/// RLVE's environments by identifier: (environment class, parameter controller class), each as
+/// `module.Class`, read from the installed package's own tables.
+fn rlve_classes(python: &Path) -> anyhow::Result<std::collections::BTreeMap<String, (String, String)>> {
+    let script = "import json, sys, types\n\
+try:\n    import torch\nexcept ImportError:\n    shim = types.ModuleType('torch'); shim.manual_seed = lambda s: None\n    \
+shim.cuda = types.SimpleNamespace(manual_seed_all=lambda s: None); sys.modules['torch'] = shim\n\
+try:\n    from Gym.environments import identifier2environment as E\n    \
+from Gym.parameter_controllers import identifier2controller as C\nexcept ImportError as e:\n    \
+sys.exit('the package rlve-gym is not installed in this Python (make venv): %s' % e)\n\
+path = lambda c: c.__module__ + '.' + c.__name__\n\
+print(json.dumps({k: [path(E[k]), path(C[k])] for k in E if k in C}))\n";
+    let out = run_python(python, script, "rlve:")?;
+    serde_json::from_str(out.trim()).context("RLVE's environment list")
 }
 
 /// The `rg:easy` evaluation suite's tasks and settings (its loader's `RG_EASY`).
@@ -155,11 +279,22 @@ fn check_rg_tasks(python: &Path, tasks: &[&str]) -> anyhow::Result<()> {
 /// What a sandbox needs to play `codes`, set on `cfg`: when any of them is adapter code, the
 /// venv's site-packages on the workers' Python path and the collections' packages preloaded.
 pub fn sandbox_for<'a>(codes: impl IntoIterator<Item = &'a str>, cfg: SandboxConfig) -> anyhow::Result<SandboxConfig> {
-    if !codes.into_iter().any(is_adapter) {
+    let mut preload: Vec<String> = Vec::new();
+    let mut any = false;
+    for coll in codes.into_iter().filter_map(adapter_collection) {
+        any = true;
+        let (_, _, modules) = COLLECTIONS.iter().find(|(k, ..)| *k == coll).expect("adapter_collection names a known collection");
+        for m in modules.iter() {
+            if !preload.iter().any(|p| p == m) {
+                preload.push(m.to_string());
+            }
+        }
+    }
+    if !any {
         return Ok(cfg);
     }
     let python_path = spade_evals::site_paths(&spade_evals::venv_python()).context("the Python packages of foreign environments")?;
-    Ok(SandboxConfig { python_path, preload: vec!["reasoning_gym".into()], ..cfg })
+    Ok(SandboxConfig { python_path, preload, ..cfg })
 }
 
 #[cfg(test)]
@@ -178,5 +313,21 @@ mod tests {
         assert!(is_adapter(&code), "{code}");
         assert!(code.contains("# skill: rg:chain_sum?min_terms=2") && !code.contains("__"), "{code}");
         assert!(!is_adapter("# a seed environment\nclass E: pass\n"));
+        assert_eq!(adapter_collection(&code), Some("rg"));
+    }
+
+    #[test]
+    fn rlve_names_parse_and_code_carries_them() {
+        let r = parse_rlve("Division?difficulty=3", "rlve:Division?difficulty=3").unwrap();
+        assert!(matches!(&r.id, RlveId::One(id) if id == "Division") && r.difficulty == 3);
+        assert!(matches!(parse_rlve("official16", "rlve:official16").unwrap().id, RlveId::Official16));
+        assert!(matches!(parse_rlve("all?difficulty=1", "rlve:all").unwrap().id, RlveId::All));
+        for bad in ["Div ision", "", "Division?difficulty=-1", "Division?difficulty=x", "Division?level=2"] {
+            let e = parse_rlve(bad, &format!("rlve:{bad}")).err().unwrap_or_else(|| panic!("{bad} parsed")).to_string();
+            assert!(e.starts_with(&format!("rlve:{bad}: ")), "{e}");
+        }
+        let code = rlve_code("rlve:Division?difficulty=3", "Division", "Gym.environments.division.environment.Division_Environment", "Gym.x.C", 3);
+        assert_eq!(adapter_collection(&code), Some("rlve"), "{code}");
+        assert!(code.contains("# skill: rlve:Division?difficulty=3") && code.contains("_DIFFICULTY = 3") && !code.contains("__ID") && !code.contains("_JSON__"), "{code}");
     }
 }

@@ -1,0 +1,64 @@
+# RLVE's environment __ID__ as a spade environment (spade's rlve adapter, foreign: __NAME__).
+# skill: __NAME__
+# setting: games
+#
+# One question per episode, unchanged from the rlve-gym package: reset(seed) sets RLVE's own
+# parameter controller to difficulty __DIFFICULTY__ (update() called that many times, as RLVE's
+# generate_problem does), picks one of its parameter settings with the seed, and calls the
+# environment's generator(seed, parameter) and prompt_generator(). The one reply is scored by the
+# environment's own verifier on <answer>...</answer> (a final \boxed{...} is read as the answer
+# too). Reward 1 when RLVE counts it accurate (its reward at the passing threshold), else 0;
+# RLVE's own reward in [-1, 1] is in info["rlve_reward"].
+import json as _json
+import random as _random
+import re as _re
+import sys as _sys
+import types as _types
+
+_ID = _json.loads(__ID_JSON__)
+_ENV = _json.loads(__ENV_JSON__)
+_CONTROLLER = _json.loads(__CONTROLLER_JSON__)
+_DIFFICULTY = __DIFFICULTY__
+_INSTRUCTION = "Give your final answer inside \\boxed{}."
+
+
+def _import(path):
+    module, name = path.rsplit(".", 1)
+    try:
+        import torch  # noqa: F401  (RLVE's base module seeds torch too; no environment uses it)
+    except ImportError:
+        shim = _types.ModuleType("torch")
+        shim.manual_seed = lambda seed: None
+        shim.cuda = _types.SimpleNamespace(manual_seed_all=lambda seed: None)
+        _sys.modules["torch"] = shim
+    return getattr(__import__(module, fromlist=[name]), name)
+
+
+def _boxed(reply):
+    found = _re.findall(r"\\boxed\{((?:[^{}]|\{[^{}]*\})*)\}", reply)
+    return found[-1].strip() if found else None
+
+
+class RlveEnv:
+    def reset(self, seed=None):
+        seed = int(seed or 0) % (1 << 31)
+        controller = _import(_CONTROLLER)()
+        for _ in range(_DIFFICULTY):
+            controller.update()
+        parameter = _random.Random(seed).choice(controller.get_parameter_list())
+        self._env = _import(_ENV)()
+        if not self._env.generator(seed=seed, parameter=parameter):
+            raise RuntimeError("RLVE's %s generator failed (seed %d, parameter %r)" % (_ID, seed, parameter))
+        return self._env.prompt_generator() + "\n\n" + _INSTRUCTION, {}
+
+    def step(self, action):
+        reply = str(action)
+        start, end = self._env.answer_markers
+        boxed = _boxed(reply)
+        if boxed is not None and start not in reply:
+            reply = reply + "\n" + start + boxed + end
+        verdict = self._env.verifier(reply)
+        won = bool(verdict.get("accuracy"))
+        reward = float(verdict.get("reward", -1.0))
+        info = {"success": won, "rlve_reward": reward if reward == reward else -1.0}
+        return ("Correct." if won else "Not correct."), (1.0 if won else 0.0), True, False, info
