@@ -225,7 +225,12 @@ fn a_round_starts_from_foreign_seeds() {
     let model = tiny_model(&d.path().join("tiny"), 23, 8192);
     let corpus = corpus(d.path());
     let runs = d.path().join("runs");
-    run_ok(make(&runs, &model, &corpus, &["round".into(), "RUN=rg".into(), "SEEDS=rg:chain_sum rlve:Division rg:count_bits".into(), "POOL=8".into(), "EVAL_EVERY=0".into()]));
+    run_ok(make(
+        &runs,
+        &model,
+        &corpus,
+        &["round".into(), "RUN=rg".into(), "SEEDS=rg:chain_sum rlve:Division rg:count_bits".into(), "POOL=8".into(), "EVAL_EVERY=0".into()],
+    ));
     let mem = rows(&runs.join("rg/memory-0000.parquet"));
     let skills: Vec<&str> = mem.iter().map(|m| m["skill"].as_str().unwrap()).collect();
     assert_eq!(skills, ["rg:chain_sum", "rlve:Division", "rg:count_bits"]);

@@ -32,12 +32,8 @@ const RLVE_ADAPTER: &str = include_str!("adapters/rlve.py");
 
 /// Collections with a prefix spade knows, built or not, with the Python package each needs and
 /// the modules a sandbox playing them preloads.
-const COLLECTIONS: &[(&str, Option<&str>, &[&str])] = &[
-    ("rg", Some("reasoning-gym"), &["reasoning_gym"]),
-    ("rlve", Some("rlve-gym"), &["networkx"]),
-    ("gem", None, &[]),
-    ("textarena", None, &[]),
-];
+const COLLECTIONS: &[(&str, Option<&str>, &[&str])] =
+    &[("rg", Some("reasoning-gym"), &["reasoning_gym"]), ("rlve", Some("rlve-gym"), &["networkx"]), ("gem", None, &[]), ("textarena", None, &[])];
 
 /// The 16 RLVE environments of the paper's fixed-RLVE baseline runs (the authors' `official16`).
 pub const RLVE_OFFICIAL16: &[&str] = &[
@@ -162,7 +158,8 @@ pub fn expand(inputs: &[String], python: &Path) -> anyhow::Result<Vec<Vec<Foreig
             };
             for id in ids {
                 let Some((env, controller)) = classes.get(id) else {
-                    let near: Vec<&str> = classes.keys().filter(|k| k.to_lowercase().contains(&id.to_lowercase())).map(String::as_str).take(4).collect();
+                    let near: Vec<&str> =
+                        classes.keys().filter(|k| k.to_lowercase().contains(&id.to_lowercase())).map(String::as_str).take(4).collect();
                     bail!(
                         "{}: RLVE has no environment `{id}` ({} environments{})",
                         r.input,
@@ -328,6 +325,12 @@ mod tests {
         }
         let code = rlve_code("rlve:Division?difficulty=3", "Division", "Gym.environments.division.environment.Division_Environment", "Gym.x.C", 3);
         assert_eq!(adapter_collection(&code), Some("rlve"), "{code}");
-        assert!(code.contains("# skill: rlve:Division?difficulty=3") && code.contains("_DIFFICULTY = 3") && !code.contains("__ID") && !code.contains("_JSON__"), "{code}");
+        assert!(
+            code.contains("# skill: rlve:Division?difficulty=3")
+                && code.contains("_DIFFICULTY = 3")
+                && !code.contains("__ID")
+                && !code.contains("_JSON__"),
+            "{code}"
+        );
     }
 }
