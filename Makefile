@@ -635,10 +635,13 @@ install: $(BUILD_DEP)
 # temp folder, /dev/shm and the sandbox's scratch) and fails when any of them grows round over round beyond its
 # allowance (see the script). SOAK_OUT gets soak.csv, soak.json and soak.png. By hand, not in make
 # test; resumable like any experiment (the rounds already made are not redone, nor re-measured).
+# Sized to about an hour on 2 cores: the evaluation (every 5th round) plays 4 items of each rg:easy
+# task and one episode of each held-out environment; at EVAL_N=8 and 2 episodes each an evaluation
+# took ~30 min of a two-arm round (docs/results/soak-2026-12-05).
 SOAK_ROUNDS ?= 10
 SOAK_EXP ?= soak
 SOAK_OUT ?= $(RUNS)/$(SOAK_EXP)-report
-SOAK_FLAGS ?= SIZE=1,2,2 STEPS=1 POOL=2 EVAL_EVERY=5 EVAL_N=8 SETTINGS=games,tool-use REPR=q8_0
+SOAK_FLAGS ?= SIZE=1,2,2 STEPS=1 POOL=2 EVAL_EVERY=5 EVAL_N=4 EVAL_SAMPLES=1 SETTINGS=games,tool-use REPR=q8_0
 .PHONY: soak
 soak: $(BUILD_DEP) venv $(MODEL_DEP)
 	$(PYTHON) scripts/soak.py --out $(SOAK_OUT) --run $(RUNS)/$(SOAK_EXP) --arms 2 -- \

@@ -688,19 +688,6 @@ class Recv:
 }
 
 #[test]
-#[ignore]
-fn debug_one() {
-    let sb = sandbox(1);
-    let name = std::env::var("ADV").unwrap();
-    let code = std::fs::read_to_string(data(&format!("adversarial/{name}.py"))).unwrap();
-    let mut ep = sb.start().unwrap();
-    eprintln!("{:?}", ep.load(&code, Some(8)));
-    eprintln!("{:?}", ep.reset(1));
-    eprintln!("{:?}", ep.step("\\boxed{1}"));
-    eprintln!("{}", String::from_utf8_lossy(ep.output()));
-}
-
-#[test]
 fn worker_runs_from_a_clean_environment_with_its_own_libpython() {
     // rpath pinned by build.rs: no LD_LIBRARY_PATH, no PATH, still starts
     let out = std::process::Command::new("env").arg("-i").arg(worker()).arg("--version").output().unwrap();
