@@ -96,20 +96,29 @@ fn the_rg_adapter_scores_a_right_and_a_wrong_answer() {
 
 /// RLVE's environments through their adapter: RLVE's own prompt and verifier, the reference
 /// answer wins (in RLVE's <answer> tags or a final \boxed{}), a wrong one does not, the same seed
-/// asks the same question, and a difficulty makes a different question.
+/// asks the same question, a difficulty makes a different question, and a window's difficulty is
+/// the one its rule gives the seed (L + seed mod (H - L + 1): 0 + 11 mod 7 = 4 here).
 #[test]
 fn the_rlve_adapter_scores_a_right_and_a_wrong_answer() {
     let d = tmp();
-    let names = ["rlve:Division", "rlve:Sorting?difficulty=2", "rlve:Multiplication", "rlve:Multiplication?difficulty=6"];
+    let names = [
+        "rlve:Division",
+        "rlve:Sorting?difficulty=2",
+        "rlve:Multiplication",
+        "rlve:Multiplication?difficulty=6",
+        "rlve:Multiplication?difficulty=0..6",
+    ];
     let (out, envs, rejects) = validate(d.path(), &names);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!((envs.len(), rejects.len()), (4, 0), "{rejects:?}");
+    assert_eq!((envs.len(), rejects.len()), (5, 0), "{rejects:?}");
     let cfg =
         spade::foreign::sandbox_for(envs.iter().map(|e| e["code"].as_str().unwrap()), SandboxConfig { worker: Some(worker()), ..Default::default() })
             .unwrap();
     let sb = Sandbox::new(cfg).unwrap();
     let mut questions = Vec::new();
-    for (env, (id, difficulty)) in envs.iter().zip([("Division", 0), ("Sorting", 2), ("Multiplication", 0), ("Multiplication", 6)]) {
+    for (env, (id, difficulty)) in
+        envs.iter().zip([("Division", 0), ("Sorting", 2), ("Multiplication", 0), ("Multiplication", 6), ("Multiplication", 4)])
+    {
         assert_eq!(env["setting"], "games");
         assert_eq!(env["skill"], names[questions.len()]);
         let code = env["code"].as_str().unwrap();

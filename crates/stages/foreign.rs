@@ -14,7 +14,8 @@
 //! `rg:easy` (the six tasks of the `rg:easy` evaluation suite at its settings, each named
 //! `rg:easy/<task>`, which also names one of them alone); `rlve:<Identifier>[?difficulty=N]` (one
 //! of RLVE's 400 environments from the `rlve-gym` package, its parameter controller advanced N
-//! times, 0 by default), `rlve:official16` (the 16 environments of the paper's fixed-RLVE runs)
+//! times, 0 by default; `difficulty=L..H`: a window, each episode's difficulty drawn from it by its
+//! seed, as RLVE's sliding window does), `rlve:official16` (the 16 environments of the paper's fixed-RLVE runs)
 //! and `rlve:all` (all of them), each alias also taking `?difficulty=N`. `gem:` and `textarena:`
 //! are not built yet and say so.
 
@@ -167,7 +168,11 @@ pub fn expand(inputs: &[String], python: &Path) -> anyhow::Result<Vec<Vec<Foreig
                         if near.is_empty() { ", e.g. Division, Sorting".to_string() } else { format!("; similar: {}", near.join(", ")) }
                     );
                 };
-                let name = if r.difficulty == 0 { format!("rlve:{id}") } else { format!("rlve:{id}?difficulty={}", r.difficulty) };
+                let name = match r.difficulty {
+                    (0, 0) => format!("rlve:{id}"),
+                    (lo, hi) if lo == hi => format!("rlve:{id}?difficulty={lo}"),
+                    (lo, hi) => format!("rlve:{id}?difficulty={lo}..{hi}"),
+                };
                 out[at].push(Foreign { code: rlve_code(&name, id, env, controller, r.difficulty), name });
             }
         }
@@ -184,22 +189,28 @@ enum RlveId {
 struct Rlve {
     input: String,
     id: RlveId,
-    difficulty: u16,
+    /// The difficulty window (one difficulty when both are equal).
+    difficulty: (u16, u16),
 }
 
-/// `rlve:<Identifier|official16|all>[?difficulty=N]`.
+/// `rlve:<Identifier|official16|all>[?difficulty=N|L..H]`.
 fn parse_rlve(rest: &str, input: &str) -> anyhow::Result<Rlve> {
     let (id, query) = rest.split_once('?').unwrap_or((rest, ""));
     if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
         bail!("{input}: `{id}` is not an RLVE environment identifier (letters, digits and _, e.g. rlve:Division)");
     }
-    let mut difficulty = 0u16;
+    let mut difficulty = (0u16, 0u16);
     for kv in query.split('&').filter(|s| !s.is_empty()) {
         match kv.split_once('=') {
             Some(("difficulty", v)) => {
-                difficulty = v.parse().map_err(|_| anyhow::anyhow!("{input}: difficulty `{v}` is not a whole number 0..65535"))?
+                let bad = || anyhow::anyhow!("{input}: difficulty `{v}` is not a whole number 0..65535 or a window L..H with L <= H");
+                let (lo, hi) = v.split_once("..").unwrap_or((v, v));
+                difficulty = (lo.parse().map_err(|_| bad())?, hi.parse().map_err(|_| bad())?);
+                if difficulty.0 > difficulty.1 {
+                    return Err(bad());
+                }
             }
-            _ => bail!("{input}: `{kv}` is not difficulty=N (the one setting an RLVE environment takes)"),
+            _ => bail!("{input}: `{kv}` is not difficulty=N or difficulty=L..H (the one setting an RLVE environment takes)"),
         }
     }
     let id = match id {
@@ -210,12 +221,13 @@ fn parse_rlve(rest: &str, input: &str) -> anyhow::Result<Rlve> {
     Ok(Rlve { input: input.to_string(), id, difficulty })
 }
 
-fn rlve_code(name: &str, id: &str, env: &str, controller: &str, difficulty: u16) -> String {
+fn rlve_code(name: &str, id: &str, env: &str, controller: &str, (lo, hi): (u16, u16)) -> String {
     RLVE_ADAPTER
         .replace("__ID_JSON__", &py_str(&py_str(id)))
         .replace("__ENV_JSON__", &py_str(&py_str(env)))
         .replace("__CONTROLLER_JSON__", &py_str(&py_str(controller)))
-        .replace("__DIFFICULTY__", &difficulty.to_string())
+        .replace("__LOW__", &lo.to_string())
+        .replace("__HIGH__", &hi.to_string())
         .replace("__ID__", id)
         .replace("__NAME__", name)
 }
@@ -316,18 +328,28 @@ mod tests {
     #[test]
     fn rlve_names_parse_and_code_carries_them() {
         let r = parse_rlve("Division?difficulty=3", "rlve:Division?difficulty=3").unwrap();
-        assert!(matches!(&r.id, RlveId::One(id) if id == "Division") && r.difficulty == 3);
+        assert!(matches!(&r.id, RlveId::One(id) if id == "Division") && r.difficulty == (3, 3));
+        assert_eq!(parse_rlve("Division?difficulty=2..5", "rlve:…").unwrap().difficulty, (2, 5));
         assert!(matches!(parse_rlve("official16", "rlve:official16").unwrap().id, RlveId::Official16));
         assert!(matches!(parse_rlve("all?difficulty=1", "rlve:all").unwrap().id, RlveId::All));
-        for bad in ["Div ision", "", "Division?difficulty=-1", "Division?difficulty=x", "Division?level=2"] {
+        for bad in [
+            "Div ision",
+            "",
+            "Division?difficulty=-1",
+            "Division?difficulty=x",
+            "Division?level=2",
+            "Division?difficulty=5..2",
+            "Division?difficulty=1..x",
+        ] {
             let e = parse_rlve(bad, &format!("rlve:{bad}")).err().unwrap_or_else(|| panic!("{bad} parsed")).to_string();
             assert!(e.starts_with(&format!("rlve:{bad}: ")), "{e}");
         }
-        let code = rlve_code("rlve:Division?difficulty=3", "Division", "Gym.environments.division.environment.Division_Environment", "Gym.x.C", 3);
+        let code =
+            rlve_code("rlve:Division?difficulty=3", "Division", "Gym.environments.division.environment.Division_Environment", "Gym.x.C", (3, 3));
         assert_eq!(adapter_collection(&code), Some("rlve"), "{code}");
         assert!(
             code.contains("# skill: rlve:Division?difficulty=3")
-                && code.contains("_DIFFICULTY = 3")
+                && code.contains("_LOW, _HIGH = 3, 3")
                 && !code.contains("__ID")
                 && !code.contains("_JSON__"),
             "{code}"

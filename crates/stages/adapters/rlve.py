@@ -2,9 +2,10 @@
 # skill: __NAME__
 # setting: games
 #
-# One question per episode, unchanged from the rlve-gym package: reset(seed) sets RLVE's own
-# parameter controller to difficulty __DIFFICULTY__ (update() called that many times, as RLVE's
-# generate_problem does), picks one of its parameter settings with the seed, and calls the
+# One question per episode, unchanged from the rlve-gym package: reset(seed) takes the difficulty
+# d = __LOW__ + seed mod (__HIGH__ - __LOW__ + 1) (seed taken mod 2^31; one difficulty unless the
+# name gave a window L..H), sets RLVE's own parameter controller to d (update() called d times, as
+# RLVE's generate_problem does), picks one of its parameter settings with the seed, and calls the
 # environment's generator(seed, parameter) and prompt_generator(). The one reply is scored by the
 # environment's own verifier on <answer>...</answer> (a final \boxed{...} is read as the answer
 # too). Reward 1 when RLVE counts it accurate (its reward at the passing threshold), else 0;
@@ -18,7 +19,7 @@ import types as _types
 _ID = _json.loads(__ID_JSON__)
 _ENV = _json.loads(__ENV_JSON__)
 _CONTROLLER = _json.loads(__CONTROLLER_JSON__)
-_DIFFICULTY = __DIFFICULTY__
+_LOW, _HIGH = __LOW__, __HIGH__
 _INSTRUCTION = "Give your final answer inside \\boxed{}."
 
 
@@ -43,7 +44,7 @@ class RlveEnv:
     def reset(self, seed=None):
         seed = int(seed or 0) % (1 << 31)
         controller = _import(_CONTROLLER)()
-        for _ in range(_DIFFICULTY):
+        for _ in range(_LOW + seed % (_HIGH - _LOW + 1)):
             controller.update()
         parameter = _random.Random(seed).choice(controller.get_parameter_list())
         self._env = _import(_ENV)()
