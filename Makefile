@@ -82,6 +82,15 @@ SEED_PLAYS_GROUP ?= 2
 # Baseline and ablations: FIXED_POOL=1 (no designer), FROZEN_DESIGNER=1, NO_MEMORY=1,
 # NO_CORPUS=1, VARIANT=blend|solve-rate|learning-potential
 FIXED_POOL ?=
+# RLVE_ARM=1 (with FIXED_POOL=1 and SEEDS=$(RLVE_POOL): the rlve arm of make experiment): each round
+# plays RLVE's environments at RLVE's own adaptive difficulty, as many as FIXED_POOL_SIZE (or as the
+# matched run played), drawn uniformly; scripts/rlve_difficulty.py keeps a sliding window per
+# environment, moved up once RLVE_TAU_ACC of RLVE_TAU_NUM no-hint episodes at its top were won.
+RLVE_ARM ?=
+RLVE_POOL ?= rlve:official16
+RLVE_TAU_ACC ?= 0.9
+RLVE_TAU_NUM ?= 8
+RLVE_WINDOW ?= 4
 FROZEN_DESIGNER ?=
 NO_MEMORY ?=
 NO_CORPUS ?=
@@ -292,6 +301,7 @@ $(RUNDIR)/config.json: | venv
 	  eval_suites "$(EVAL_SUITES)" eval_n "$(EVAL_N)" eval_samples "$(EVAL_SAMPLES)" threads "$(THREADS)" device "$(DEVICE)" repr "$(REPR)" \
 	  model "$(MODEL)" start "$(START)" seed_plays "$(SEED_PLAYS)" match_run "$(MATCH_RUN)" fixed_pool_size "$(FIXED_POOL_SIZE)" \
 	  pool "$(POOL)" pool_draw "$(POOL_DRAW)" temperature "$(TEMPERATURE)" design_temperature "$(DESIGN_TEMPERATURE)" lr "$(LR)" variant "$(VARIANT)" fixed_pool "$(FIXED_POOL)" \
+	  rlve_arm "$(RLVE_ARM)" rlve_tau_acc "$(RLVE_TAU_ACC)" rlve_tau_num "$(RLVE_TAU_NUM)" rlve_window "$(RLVE_WINDOW)" \
 	  frozen_designer "$(FROZEN_DESIGNER)" no_memory "$(NO_MEMORY)" no_corpus "$(NO_CORPUS)" corpus "$(CORPUS)" \
 	  seeds "$(SEEDS)" candidates "$(CANDIDATES)" sample_flags "$(SAMPLE_FLAGS)" design_flags "$(DESIGN_FLAGS)" validate_flags "$(VALIDATE_FLAGS)" \
 	  rollout_flags "$(ROLLOUT_FLAGS)" regret_flags "$(REGRET_FLAGS)" grpo_flags "$(GRPO_FLAGS)" eval_flags "$(EVAL_FLAGS)"
@@ -315,18 +325,29 @@ $(RDIR)/candidates.parquet: $(CANDIDATES) $(RDIR)/docs.parquet
 	mkdir -p $(RDIR) && cp $< $@.tmp && mv $@.tmp $@
 endif
 
+# The baseline matched to another run: as many environments as it played in this round.
+# (Its rollouts must exist: make experiment runs the spade arm's round first.)
+MATCH_ROLLOUTS := $(if $(MATCH_RUN),$(MATCH_RUN)/round-$(call R4,$(ROUND))/step-0/rollouts.parquet,)
+
 ifeq ($(FIXED_POOL),)
 NEW_ENVS := $(RDIR)/envs.parquet
 $(RDIR)/envs.parquet: $(RDIR)/candidates.parquet $(START_MEMORY)
 	$(VALIDATE) $< $(VALIDATE_SEED) -o $@ --rejects $(RDIR)/rejects.parquet --known $(START_MEMORY) --jobs 2 \
 	  --model $(MODEL) --reply-tokens $(REPLY_TOKENS) $(VALIDATE_FLAGS) $(COMMON)
+else ifneq ($(RLVE_ARM),)
+# The rlve arm's environments of this round, at the difficulty windows its earlier rounds earned.
+NEW_ENVS := $(RDIR)/envs.parquet
+$(RDIR)/rlve-names.txt: $(START_MEMORY) $(MATCH_ROLLOUTS)
+	mkdir -p $(RDIR)
+	$(PYTHON) scripts/rlve_difficulty.py --run $(RUNDIR) --round $(ROUND) --pool $(RUNDIR)/memory-0000.parquet \
+	  $(if $(MATCH_ROLLOUTS),--like $(MATCH_ROLLOUTS),--n $(FIXED_POOL_SIZE)) --seed $(SEED) --tau-acc $(RLVE_TAU_ACC) \
+	  --tau-num $(RLVE_TAU_NUM) --window $(RLVE_WINDOW) -o $@ --table $(RDIR)/rlve-difficulty.csv
+$(RDIR)/envs.parquet: $(RDIR)/rlve-names.txt
+	$(VALIDATE) $$(cat $<) $(VALIDATE_SEED) -o $@ --rejects $(RDIR)/rejects.parquet $(VALIDATE_FLAGS) $(COMMON)
 else
 NEW_ENVS :=
 endif
 
-# The baseline matched to another run: as many environments as it played in this round.
-# (Its rollouts must exist: make experiment runs the spade arm's round first.)
-MATCH_ROLLOUTS := $(if $(MATCH_RUN),$(MATCH_RUN)/round-$(call R4,$(ROUND))/step-0/rollouts.parquet,)
 MATCH_FLAG := $(if $(MATCH_ROLLOUTS),--pool-like $(MATCH_ROLLOUTS),)
 
 # Agent steps: rollout → regret → grpo-step; the memory and the checkpoint chain through the steps.
@@ -338,7 +359,7 @@ step-$(1)-inputs: $$(STEP_INPUTS_$(1))
 $(call SHARDED,$(call SDIR,$(1))/rollouts.parquet): $$(STEP_INPUTS_$(1))
 	$(ROLLOUT) --model $(if $(filter 0,$(1)),$(START_MODEL),$(call SDIR,$(shell echo $$(($(1)-1))))/checkpoint) \
 	  $(if $(NEW_ENVS),--envs $(NEW_ENVS),) --memory $(if $(filter 0,$(1)),$(START_MEMORY),$(call SDIR,$(shell echo $$(($(1)-1))))/memory.parquet) \
-	  $(if $(FIXED_POOL),--pool-draw draw --pool $(FIXED_POOL_SIZE) $(MATCH_FLAG),--pool-draw $(POOL_DRAW) --pool $(POOL)) --group $(GROUP) --step $(1) $$(SHARD_FLAG) -o $$@ $(ROLLOUT_FLAGS) $(MODELFLAGS) --repr $(REPR) $(COMMON)
+	  $(if $(FIXED_POOL),$(if $(RLVE_ARM),--pool-draw uniform --pool 0,--pool-draw draw --pool $(FIXED_POOL_SIZE) $(MATCH_FLAG)),--pool-draw $(POOL_DRAW) --pool $(POOL)) --group $(GROUP) --step $(1) $$(SHARD_FLAG) -o $$@ $(ROLLOUT_FLAGS) $(MODELFLAGS) --repr $(REPR) $(COMMON)
 
 $(call SDIR,$(1))/memory.parquet: $(call SHARDED,$(call SDIR,$(1))/rollouts.parquet)
 	$(if $(and $(filter $(LAST_STEP),$(1)),$(TRAIN_DESIGNER)),mkdir -p $(call SDIR,$(1)) && echo $(DCANDIDATES) > $(call SDIR,$(1))/designer-batch.txt,)
@@ -560,6 +581,9 @@ ARM_FLAGS_fixed-pool := FIXED_POOL=1 $(if $(filter spade,$(subst $(comma), ,$(AR
 ARM_FLAGS_frozen-designer := FROZEN_DESIGNER=1
 ARM_FLAGS_no-memory := NO_MEMORY=1
 ARM_FLAGS_no-corpus := NO_CORPUS=1
+# The paper's strongest baseline: a fixed pool of RLVE's environments at RLVE's adaptive difficulty
+# (RLVE_POOL, RLVE_TAU_ACC, RLVE_TAU_NUM, RLVE_WINDOW above), matched to the spade arm like fixed-pool.
+ARM_FLAGS_rlve := FIXED_POOL=1 RLVE_ARM=1 SEEDS="$(RLVE_POOL)" $(if $(filter spade,$(subst $(comma), ,$(ARMS))),MATCH_RUN=$(abspath $(RUNS))/$(EXP)/spade,)
 # The spade arm runs first in each round: the fixed pool is matched to it.
 ARM_LIST := $(subst $(comma), ,$(ARMS))
 ARM_NAMES := $(filter spade,$(ARM_LIST)) $(filter-out spade,$(ARM_LIST))
@@ -573,7 +597,7 @@ endif
 ARM_THREADS := $(if $(filter 1,$(ARM_JOBS)),$(THREADS),$(shell t=$$(($(THREADS)/$(ARM_JOBS))); echo $$((t>0?t:1))))
 define ARM_ROUND
 exp-$(1)-$(2): $(if $(filter 1,$(2)),exp-start,exp-$(1)-$(call MINUS1,$(2))) \
-  $(if $(and $(filter fixed-pool,$(1)),$(filter spade,$(ARM_LIST))),exp-spade-$(2),)
+  $(if $(and $(filter fixed-pool rlve,$(1)),$(filter spade,$(ARM_LIST))),exp-spade-$(2),)
 	@echo "experiment $(EXP): arm $(1) round $(2) started ($(ARM_THREADS) threads; log $(RUNS)/$(EXP)/$(1)/logs/round-$(call R4,$(2)).log)" >&2
 	@mkdir -p $(RUNS)/$(EXP)/$(1)/logs
 	@$(MAKE) --no-print-directory round RUN=$(EXP)/$(1) ROUND=$(2) NO_BUILD=1 THREADS=$(ARM_THREADS) $(ARM_FLAGS_$(1)) $(if $(filter $(N),$(2)),FLUSH=1,) \
@@ -588,8 +612,8 @@ exp-start:
 $(foreach a,$(ARM_NAMES),$(foreach r,$(shell seq 1 $(N)),$(eval $(call ARM_ROUND,$(a),$(r)))))
 
 experiment: $(BUILD_DEP) venv $(MODEL_DEP)
-	@for a in $(ARM_NAMES); do case $$a in spade|fixed-pool|frozen-designer|no-memory|no-corpus) ;; \
-	  *) echo "error: ARMS: unknown arm \`$$a' (spade, fixed-pool, frozen-designer, no-memory, no-corpus)" >&2; exit 2;; esac; done
+	@for a in $(ARM_NAMES); do case $$a in spade|fixed-pool|frozen-designer|no-memory|no-corpus|rlve) ;; \
+	  *) echo "error: ARMS: unknown arm \`$$a' (spade, fixed-pool, frozen-designer, no-memory, no-corpus, rlve)" >&2; exit 2;; esac; done
 	@echo "experiment $(EXP): arms $(ARMS), $(N) rounds, from $(START)$(if $(filter 1,$(ARM_JOBS)),, ($(ARM_JOBS) arms at once))" >&2
 ifeq ($(ARM_JOBS),1)
 	$(MAKE) --no-print-directory exp-start

@@ -250,3 +250,66 @@ fn a_round_starts_from_foreign_seeds() {
         assert!(!foreign.is_empty() && foreign.iter().all(|(_, st)| *st == "ok"), "the agent played the {coll} seeds: {played:?}");
     }
 }
+
+/// The rlve arm's difficulty (scripts/rlve_difficulty.py) follows RLVE's sliding window over the
+/// run's earlier no-hint episodes: the top moves up once `tau_acc` of `tau_num` episodes at the
+/// top were won, the count starts again after every check, the bottom follows at `window`, the
+/// hint arm and episodes below the top do not count, and later rounds are not read.
+#[test]
+fn rlve_difficulty_moves_the_window_by_rlve_s_rule() {
+    let d = tmp();
+    let run = d.path().join("run");
+    // (round, skill, seed, won, arm); a window 0..1 draws difficulty seed mod 2.
+    let mut eps: Vec<(u32, &str, u64, bool, &str)> = Vec::new();
+    for i in 0..4 {
+        eps.push((1, "rlve:Division", i, true, "nohint"));
+        eps.push((1, "rlve:Sorting", i, i != 0, "nohint")); // 3 of 4: below 0.9
+        eps.push((1, "rlve:Sorting", 10 + i, true, "hint")); // the hint arm is not counted
+    }
+    for i in 0..8 {
+        // seeds 0..8 at 0..1: four at 1 (all won) move the top to 2, four at 0 do not count
+        eps.push((2, "rlve:Division?difficulty=0..1", i, true, "nohint"));
+    }
+    for i in 0..4 {
+        eps.push((3, "rlve:Division?difficulty=1..2", i, true, "nohint")); // round 3 is not read for round 3
+    }
+    let rows: Vec<Value> = eps
+        .iter()
+        .enumerate()
+        .map(|(k, (r, skill, seed, won, arm))| json!({"round": r, "step": 0, "episode": k, "arm": arm, "skill": skill, "seed": seed, "success": won, "env_id": skill}))
+        .collect();
+    let write = format!(
+        "import json, os, pyarrow as pa, pyarrow.parquet as pq\nrows = json.loads({:?})\nrun = {:?}\n\
+for r in sorted({{x['round'] for x in rows}}):\n    d = os.path.join(run, 'round-%04d' % r, 'step-0'); os.makedirs(d)\n    \
+pq.write_table(pa.Table.from_pylist([x for x in rows if x['round'] == r]), os.path.join(d, 'rollouts.parquet'))\n\
+pq.write_table(pa.Table.from_pylist([{{'skill': s}} for s in ['rlve:Division', 'rlve:Sorting', 'rg:chain_sum']]), os.path.join(run, 'memory-0000.parquet'))\n",
+        serde_json::to_string(&rows).unwrap(),
+        run.display().to_string()
+    );
+    let out = Command::new(python()).args(["-c", &write]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/rlve_difficulty.py");
+    let windows = |round: u32, extra: &[&str]| -> (String, String) {
+        let (names, table) = (d.path().join("names.txt"), d.path().join("table.csv"));
+        let out = Command::new(python())
+            .arg(&script)
+            .args(["--run", run.to_str().unwrap(), "--round", &round.to_string(), "--pool", run.join("memory-0000.parquet").to_str().unwrap()])
+            .args(["--tau-num", "4", "--tau-acc", "0.9", "--window", "2", "-o", names.to_str().unwrap(), "--table", table.to_str().unwrap()])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        (std::fs::read_to_string(names).unwrap(), std::fs::read_to_string(table).unwrap())
+    };
+    let (names, table) = windows(1, &[]);
+    assert_eq!(names, "rlve:Division\nrlve:Sorting\n", "round 1 reads nothing: {table}");
+    let (names, table) = windows(2, &[]);
+    assert_eq!(names, "rlve:Division?difficulty=0..1\nrlve:Sorting\n", "{table}");
+    assert!(table.contains("Sorting,0,0,0,0,4,3"), "Sorting's count started again after its check: {table}");
+    let (names, table) = windows(3, &[]);
+    assert_eq!(names, "rlve:Division?difficulty=1..2\nrlve:Sorting\n", "the bottom follows at width 2: {table}");
+    assert!(table.contains("Division,1,2,0,0,12,12"), "{table}");
+    let (one, _) = windows(3, &["--n", "1", "--seed", "5"]);
+    assert_eq!(one.lines().count(), 1);
+    assert!(names.contains(&one), "one of the two: {one}");
+}

@@ -479,7 +479,9 @@ fn an_experiment_runs_its_arms_from_one_start_at_matched_compute_and_compares_th
     let runs = d.path().join("runs");
     let mut c = make(&runs, &model, &corpus, &["THREADS=2".into()]);
     // Two arms at once (ARM_JOBS=2): the fixed pool's round r waits for the spade arm's round r.
-    c.args(["experiment", "EXP=exp", "N=2", "ARMS=spade,fixed-pool", "POOL=1", "EVAL_SAMPLES=1", "ARM_JOBS=2"]);
+    c.args(["experiment", "EXP=exp", "N=2", "ARMS=spade,fixed-pool,rlve", "POOL=1", "EVAL_SAMPLES=1", "ARM_JOBS=2"]);
+    // The rlve arm (issue #43) on three of RLVE's environments, matched to the spade arm too.
+    c.arg("RLVE_POOL=rlve:Division rlve:Multiplication rlve:Sorting");
     let out = c.output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -490,6 +492,7 @@ fn an_experiment_runs_its_arms_from_one_start_at_matched_compute_and_compares_th
     let at_line = |m: &str| stderr.lines().position(|l| l.contains(m)).unwrap_or_else(|| panic!("{m} in {stderr}"));
     for r in [1, 2] {
         assert!(at_line(&format!("arm spade round {r} done")) < at_line(&format!("arm fixed-pool round {r} started")), "{stderr}");
+        assert!(at_line(&format!("arm spade round {r} done")) < at_line(&format!("arm rlve round {r} started")), "{stderr}");
     }
     assert!(at_line("arm spade round 1 done") < at_line("arm spade round 2 started"), "{stderr}");
     let cfg: Value = serde_json::from_str(&std::fs::read_to_string(exp.join("spade/config.json")).unwrap()).unwrap();
@@ -505,6 +508,17 @@ fn an_experiment_runs_its_arms_from_one_start_at_matched_compute_and_compares_th
     }
     let cfg: Value = serde_json::from_str(&std::fs::read_to_string(fixed.join("config.json")).unwrap()).unwrap();
     assert_eq!(cfg["fixed_pool"], "1");
+    // The rlve arm: RLVE's environments only, at their windows (difficulty 0 here: the tiny model
+    // never wins), as many environments and episodes as spade, the windows' table each round.
+    let rlve = exp.join("rlve");
+    for round in [1, 2] {
+        let played = rows(&rlve.join(format!("round-{round:04}/step-0/rollouts.parquet")));
+        assert!(!played.is_empty() && strs(&played, "skill").iter().all(|s| s.starts_with("rlve:")), "{:?}", strs(&played, "skill"));
+        let (s, sn) = env_sets(&spade, round);
+        assert_eq!((env_sets(&rlve, round).0.len(), played.len()), (s.len().min(3), sn / s.len() * s.len().min(3)));
+        let table = std::fs::read_to_string(rlve.join(format!("round-{round:04}/rlve-difficulty.csv"))).unwrap();
+        assert!(table.starts_with("identifier,low,high,") && table.lines().count() == 4 && table.contains("\nSorting,0,0,"), "{table}");
+    }
     // The comparison: round 0 (the start) and two rounds per arm, with compute.
     let csv = std::fs::read_to_string(exp.join("compare.csv")).unwrap();
     let mut lines = csv.lines();
@@ -533,7 +547,7 @@ fn an_experiment_runs_its_arms_from_one_start_at_matched_compute_and_compares_th
         let i = header.iter().position(|h| *h == col).unwrap();
         body.iter().find(|r| r[0] == arm && r[1] == round).unwrap_or_else(|| panic!("{arm} {round} in {csv}"))[i].to_string()
     };
-    for arm in ["spade", "fixed-pool"] {
+    for arm in ["spade", "fixed-pool", "rlve"] {
         assert!(!at(arm, "0", "rg").is_empty(), "the start's evaluation: {csv}");
         for r in ["1", "2"] {
             assert!(at(arm, r, "episodes").parse::<u64>().unwrap() > 0, "{csv}");
