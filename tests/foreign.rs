@@ -1,5 +1,5 @@
-//! Foreign environments (issue #43): Reasoning-Gym tasks named `rg:<task>` and RLVE's
-//! environments named `rlve:<Identifier>` wherever a seed environment is taken, played through the
+//! Foreign environments (issue #43): Reasoning-Gym tasks named `rg:<task>`, RLVE's environments
+//! named `rlve:<Identifier>` and GEM's games named `gem:<Game>-v0-<level>` wherever a seed environment is taken, played through the
 //! adapter in the sandbox.
 
 use std::path::Path;
@@ -146,6 +146,52 @@ fn the_rlve_adapter_scores_a_right_and_a_wrong_answer() {
     assert_ne!(questions[2], questions[3], "a higher difficulty asks another question");
 }
 
+/// GEM's games pass through unchanged: GEM's own first observation for the seed, its feedback,
+/// its rewards (1 for a win, -0.1 for an action it cannot read), a win by playing the game
+/// (binary search in Guess The Number) is a success.
+#[test]
+fn the_gem_adapter_plays_gem_s_games() {
+    let d = tmp();
+    let (out, envs, rejects) = validate(d.path(), &["gem:GuessTheNumber-v0-easy", "gem:Mastermind-v0-easy", "gem:game:Minesweeper-v0-easy"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!((envs.len(), rejects.len()), (3, 0), "{rejects:?}");
+    let skills: Vec<&str> = envs.iter().map(|e| e["skill"].as_str().unwrap()).collect();
+    assert_eq!(skills, ["gem:GuessTheNumber-v0-easy", "gem:Mastermind-v0-easy", "gem:Minesweeper-v0-easy"]);
+    let cfg =
+        spade::foreign::sandbox_for(envs.iter().map(|e| e["code"].as_str().unwrap()), SandboxConfig { worker: Some(worker()), ..Default::default() })
+            .unwrap();
+    let sb = Sandbox::new(cfg).unwrap();
+    for (env, id) in envs.iter().zip(["game:GuessTheNumber-v0-easy", "game:Mastermind-v0-easy", "game:Minesweeper-v0-easy"]) {
+        let script = format!("import gem\nprint(gem.make({id:?}).reset(seed=11)[0], end='')\n");
+        let o = Command::new(python()).args(["-c", &script]).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let mut ep = sb.start().unwrap();
+        ep.load(env["code"].as_str().unwrap(), Some(20)).unwrap();
+        assert_eq!(ep.reset(11).unwrap().observation, String::from_utf8_lossy(&o.stdout), "{id}: GEM's own observation");
+        let bad = ep.step("I will not say").unwrap();
+        assert!(bad.terminated && bad.reward == -0.1 && bad.info["success"] == json!(false), "{id}: {bad:?}");
+        ep.close();
+    }
+    // Guess The Number (1..10, 4 turns), played by binary search on GEM's feedback: a win.
+    let mut ep = sb.start().unwrap();
+    ep.load(envs[0]["code"].as_str().unwrap(), Some(20)).unwrap();
+    ep.reset(11).unwrap();
+    let (mut lo, mut hi) = (1, 10);
+    let last = loop {
+        let guess = (lo + hi) / 2;
+        let s = ep.step(&format!("\\boxed{{{guess}}}")).unwrap();
+        if s.terminated || s.truncated {
+            break s;
+        }
+        if s.observation.contains("higher") {
+            lo = guess + 1;
+        } else {
+            hi = guess - 1;
+        }
+    };
+    assert!(last.reward == 1.0 && last.info["success"] == json!(true), "{last:?}");
+}
+
 /// `rg:easy` stands for the six tasks of the evaluation suite at its settings; a name spade does
 /// not know, a task Reasoning-Gym does not have and a collection not built yet are one line and
 /// exit 2; a setting's value stays data in the generated code.
@@ -162,7 +208,9 @@ fn names_expand_and_bad_names_are_one_line() {
     assert!(code.contains("max_terms") && one[0]["skill"] == "rg:easy/chain_sum", "the suite's settings: {code}");
     for (input, says) in [
         ("rg:no_such_task", "Reasoning-Gym has no task `no_such_task`"),
-        ("gem:GuessTheNumber", "not built yet"),
+        ("textarena:GuessTheNumber-v0", "not built yet"),
+        ("gem:NoSuchGame-v0-easy", "GEM has no game `NoSuchGame-v0-easy`"),
+        ("gem:math:GSM8K", "spade plays GEM's game: environments"),
         ("rlve:NoSuchEnvironment", "RLVE has no environment `NoSuchEnvironment`"),
         ("rlve:Sorting?level=2", "is not difficulty=N"),
         ("rg:chain sum", "not a Reasoning-Gym task name"),
@@ -238,14 +286,20 @@ fn a_round_starts_from_foreign_seeds() {
         &runs,
         &model,
         &corpus,
-        &["round".into(), "RUN=rg".into(), "SEEDS=rg:chain_sum rlve:Division rg:count_bits".into(), "POOL=8".into(), "EVAL_EVERY=0".into()],
+        &[
+            "round".into(),
+            "RUN=rg".into(),
+            "SEEDS=rg:chain_sum rlve:Division gem:GuessTheNumber-v0-easy rg:count_bits".into(),
+            "POOL=8".into(),
+            "EVAL_EVERY=0".into(),
+        ],
     ));
     let mem = rows(&runs.join("rg/memory-0000.parquet"));
     let skills: Vec<&str> = mem.iter().map(|m| m["skill"].as_str().unwrap()).collect();
-    assert_eq!(skills, ["rg:chain_sum", "rlve:Division", "rg:count_bits"]);
+    assert_eq!(skills, ["rg:chain_sum", "rlve:Division", "gem:GuessTheNumber-v0-easy", "rg:count_bits"]);
     let played = rows(&runs.join("rg/round-0001/step-0/rollouts.parquet"));
     let played: Vec<(&str, &str)> = played.iter().map(|e| (e["skill"].as_str().unwrap_or("-"), e["status"].as_str().unwrap())).collect();
-    for coll in ["rg:", "rlve:"] {
+    for coll in ["rg:", "rlve:", "gem:"] {
         let foreign: Vec<&(&str, &str)> = played.iter().filter(|(s, _)| s.starts_with(coll)).collect();
         assert!(!foreign.is_empty() && foreign.iter().all(|(_, st)| *st == "ok"), "the agent played the {coll} seeds: {played:?}");
     }

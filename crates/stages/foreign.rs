@@ -16,8 +16,9 @@
 //! of RLVE's 400 environments from the `rlve-gym` package, its parameter controller advanced N
 //! times, 0 by default; `difficulty=L..H`: a window, each episode's difficulty drawn from it by its
 //! seed, as RLVE's sliding window does), `rlve:official16` (the 16 environments of the paper's fixed-RLVE runs)
-//! and `rlve:all` (all of them), each alias also taking `?difficulty=N`. `gem:` and `textarena:`
-//! are not built yet and say so.
+//! and `rlve:all` (all of them), each alias also taking `?difficulty=N`; `gem:<Game>-v0-<level>`
+//! (one of GEM's game environments from the `gem-llm` package, e.g. `gem:GuessTheNumber-v0-easy`;
+//! `gem:easy` for all of its `-easy` games). `textarena:` is not built yet and says so.
 
 use std::path::Path;
 use std::process::Command;
@@ -30,11 +31,16 @@ const MARKER: (&str, &str) = ("(spade's ", " adapter, foreign: ");
 
 const RG_ADAPTER: &str = include_str!("adapters/rg.py");
 const RLVE_ADAPTER: &str = include_str!("adapters/rlve.py");
+const GEM_ADAPTER: &str = include_str!("adapters/gem.py");
 
 /// Collections with a prefix spade knows, built or not, with the Python package each needs and
 /// the modules a sandbox playing them preloads.
-const COLLECTIONS: &[(&str, Option<&str>, &[&str])] =
-    &[("rg", Some("reasoning-gym"), &["reasoning_gym"]), ("rlve", Some("rlve-gym"), &["networkx"]), ("gem", None, &[]), ("textarena", None, &[])];
+const COLLECTIONS: &[(&str, Option<&str>, &[&str])] = &[
+    ("rg", Some("reasoning-gym"), &["reasoning_gym"]),
+    ("rlve", Some("rlve-gym"), &["networkx"]),
+    ("gem", Some("gem-llm"), &["gem"]),
+    ("textarena", None, &[]),
+];
 
 /// The 16 RLVE environments of the paper's fixed-RLVE baseline runs (the authors' `official16`).
 pub const RLVE_OFFICIAL16: &[&str] = &[
@@ -119,14 +125,19 @@ fn rg_code(name: &str, task: &str, config: &serde_json::Map<String, serde_json::
 pub fn expand(inputs: &[String], python: &Path) -> anyhow::Result<Vec<Vec<Foreign>>> {
     let mut wanted: Vec<(usize, String, String, serde_json::Map<String, serde_json::Value>)> = Vec::new();
     let mut rlve: Vec<(usize, Rlve)> = Vec::new();
+    let mut gem: Vec<(usize, String, String)> = Vec::new();
     for (at, input) in inputs.iter().enumerate() {
         let (coll, rest) = input.split_once(':').with_context(|| format!("{input}: not <collection>:<name>"))?;
         match COLLECTIONS.iter().find(|(k, ..)| *k == coll) {
-            None => bail!("{input}: unknown environment collection `{coll}` (known: rg, rlve)"),
-            Some((_, None, _)) => bail!("{input}: the `{coll}` adapter is not built yet (issue #43); spade plays `rg:` and `rlve:` environments"),
+            None => bail!("{input}: unknown environment collection `{coll}` (known: rg, rlve, gem)"),
+            Some((_, None, _)) => {
+                bail!("{input}: the `{coll}` adapter is not built yet (issue #43); spade plays `rg:`, `rlve:` and `gem:` environments")
+            }
             Some(_) => {}
         }
-        if coll == "rlve" {
+        if coll == "gem" {
+            gem.push((at, input.clone(), rest.to_string()));
+        } else if coll == "rlve" {
             rlve.push((at, parse_rlve(rest, input)?));
         } else if rest == "easy" || rest.starts_with("easy/") {
             let one = rest.strip_prefix("easy/");
@@ -177,7 +188,43 @@ pub fn expand(inputs: &[String], python: &Path) -> anyhow::Result<Vec<Vec<Foreig
             }
         }
     }
+    if !gem.is_empty() {
+        let games = gem_games(python)?;
+        for (at, input, rest) in gem {
+            let ids: Vec<&String> = if rest == "easy" {
+                games.iter().filter(|g| g.ends_with("-easy")).collect()
+            } else {
+                let id = if rest.contains(':') { rest.clone() } else { format!("game:{rest}") };
+                if !id.starts_with("game:") {
+                    bail!("{input}: spade plays GEM's game: environments (the others read datasets from the Hugging Face hub)");
+                }
+                let Some(found) = games.iter().find(|g| **g == id) else {
+                    let base = rest.split('-').next().unwrap_or("").to_lowercase();
+                    let near: Vec<&str> = games.iter().filter(|g| g.to_lowercase().contains(&base)).map(|g| g.as_str()).take(4).collect();
+                    bail!(
+                        "{input}: GEM has no game `{rest}` ({} games{})",
+                        games.len(),
+                        if near.is_empty() { ", e.g. GuessTheNumber-v0-easy".to_string() } else { format!("; similar: {}", near.join(", ")) }
+                    );
+                };
+                vec![found]
+            };
+            for id in ids {
+                let name = format!("gem:{}", id.trim_start_matches("game:"));
+                let code = GEM_ADAPTER.replace("__ID_JSON__", &py_str(&py_str(id))).replace("__ID__", id).replace("__NAME__", &name);
+                out[at].push(Foreign { code, name });
+            }
+        }
+    }
     Ok(out)
+}
+
+/// GEM's registered game environments (`game:<Game>-v0-<level>`), from the installed package.
+fn gem_games(python: &Path) -> anyhow::Result<Vec<String>> {
+    let script = "import json, sys\ntry:\n    import gem\n    from gem.envs.registration import ENV_REGISTRY\nexcept ImportError as e:\n    \
+sys.exit('the package gem-llm is not installed in this Python (make venv): %s' % e)\n\
+print(json.dumps(sorted(k for k in ENV_REGISTRY if k.startswith('game:'))))\n";
+    serde_json::from_str(run_python(python, script, "gem:")?.trim()).context("GEM's game list")
 }
 
 enum RlveId {
