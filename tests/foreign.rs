@@ -1,5 +1,6 @@
 //! Foreign environments (issue #43): Reasoning-Gym tasks named `rg:<task>`, RLVE's environments
-//! named `rlve:<Identifier>` and GEM's games named `gem:<Game>-v0-<level>` wherever a seed environment is taken, played through the
+//! named `rlve:<Identifier>`, GEM's games named `gem:<Game>-v0-<level>` and TextArena's
+//! single-player games named `textarena:<Game>-v0` wherever a seed environment is taken, played through the
 //! adapter in the sandbox.
 
 use std::path::Path;
@@ -192,6 +193,62 @@ fn the_gem_adapter_plays_gem_s_games() {
     assert!(last.reward == 1.0 && last.info["success"] == json!(true), "{last:?}");
 }
 
+/// TextArena's single-player games, unchanged: its prompt, its feedback without the echo of the
+/// agent's own action, a win by playing (binary search in Guess The Number, 1..20) is reward 1 and
+/// a success, a game that ends on invalid moves is not, and the same seed starts the same game.
+#[test]
+fn the_textarena_adapter_plays_single_player_games() {
+    let d = tmp();
+    let (out, envs, rejects) = validate(d.path(), &["textarena:GuessTheNumber-v0", "textarena:TowerOfHanoi-v0", "textarena:Minesweeper-v0"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!((envs.len(), rejects.len()), (3, 0), "{rejects:?}");
+    assert_eq!(envs[0]["skill"], "textarena:GuessTheNumber-v0");
+    let cfg =
+        spade::foreign::sandbox_for(envs.iter().map(|e| e["code"].as_str().unwrap()), SandboxConfig { worker: Some(worker()), ..Default::default() })
+            .unwrap();
+    let sb = Sandbox::new(cfg).unwrap();
+    let code = envs[0]["code"].as_str().unwrap();
+    let mut ep = sb.start().unwrap();
+    ep.load(code, Some(20)).unwrap();
+    let first = ep.reset(11).unwrap().observation;
+    assert!(first.contains("Guess The Number") && first.contains("[5]"), "{first}");
+    let (mut lo, mut hi, mut turns) = (1, 20, 0);
+    let last = loop {
+        let guess = (lo + hi) / 2;
+        let s = ep.step(&format!("My guess is [{guess}]")).unwrap();
+        turns += 1;
+        if s.terminated || s.truncated {
+            break s;
+        }
+        assert!(!s.observation.contains("My guess is"), "the agent's action is not echoed: {}", s.observation);
+        if s.observation.contains("higher") {
+            lo = guess + 1;
+        } else {
+            hi = guess - 1;
+        }
+    };
+    assert!(last.terminated && last.reward == 1.0 && last.info["success"] == json!(true) && turns <= 5, "{last:?}");
+    ep.close();
+    let mut ep = sb.start().unwrap();
+    ep.load(code, Some(20)).unwrap();
+    assert_eq!(ep.reset(11).unwrap().observation, first, "seeded");
+    let mut end = ep.step("no guess").unwrap();
+    for _ in 0..5 {
+        if end.terminated {
+            break;
+        }
+        end = ep.step("still no guess").unwrap();
+    }
+    assert!(end.terminated && end.reward < 1.0 && end.info["success"] == json!(false), "{end:?}");
+    for env in &envs[1..] {
+        let mut ep = sb.start().unwrap();
+        ep.load(env["code"].as_str().unwrap(), Some(20)).unwrap();
+        assert!(!ep.reset(3).unwrap().observation.is_empty());
+        ep.step("[0 0]").unwrap();
+        ep.close();
+    }
+}
+
 /// `rg:easy` stands for the six tasks of the evaluation suite at its settings; a name spade does
 /// not know, a task Reasoning-Gym does not have and a collection not built yet are one line and
 /// exit 2; a setting's value stays data in the generated code.
@@ -208,7 +265,8 @@ fn names_expand_and_bad_names_are_one_line() {
     assert!(code.contains("max_terms") && one[0]["skill"] == "rg:easy/chain_sum", "the suite's settings: {code}");
     for (input, says) in [
         ("rg:no_such_task", "Reasoning-Gym has no task `no_such_task`"),
-        ("textarena:GuessTheNumber-v0", "not built yet"),
+        ("textarena:NoSuchGame-v0", "TextArena has no game `NoSuchGame-v0`"),
+        ("textarena:Chess-v0", "a game for several players"),
         ("gem:NoSuchGame-v0-easy", "GEM has no game `NoSuchGame-v0-easy`"),
         ("gem:math:GSM8K", "spade plays GEM's game: environments"),
         ("rlve:NoSuchEnvironment", "RLVE has no environment `NoSuchEnvironment`"),
@@ -289,17 +347,17 @@ fn a_round_starts_from_foreign_seeds() {
         &[
             "round".into(),
             "RUN=rg".into(),
-            "SEEDS=rg:chain_sum rlve:Division gem:GuessTheNumber-v0-easy rg:count_bits".into(),
+            "SEEDS=rg:chain_sum rlve:Division gem:GuessTheNumber-v0-easy textarena:GuessTheNumber-v0 rg:count_bits".into(),
             "POOL=8".into(),
             "EVAL_EVERY=0".into(),
         ],
     ));
     let mem = rows(&runs.join("rg/memory-0000.parquet"));
     let skills: Vec<&str> = mem.iter().map(|m| m["skill"].as_str().unwrap()).collect();
-    assert_eq!(skills, ["rg:chain_sum", "rlve:Division", "gem:GuessTheNumber-v0-easy", "rg:count_bits"]);
+    assert_eq!(skills, ["rg:chain_sum", "rlve:Division", "gem:GuessTheNumber-v0-easy", "textarena:GuessTheNumber-v0", "rg:count_bits"]);
     let played = rows(&runs.join("rg/round-0001/step-0/rollouts.parquet"));
     let played: Vec<(&str, &str)> = played.iter().map(|e| (e["skill"].as_str().unwrap_or("-"), e["status"].as_str().unwrap())).collect();
-    for coll in ["rg:", "rlve:", "gem:"] {
+    for coll in ["rg:", "rlve:", "gem:", "textarena:"] {
         let foreign: Vec<&(&str, &str)> = played.iter().filter(|(s, _)| s.starts_with(coll)).collect();
         assert!(!foreign.is_empty() && foreign.iter().all(|(_, st)| *st == "ok"), "the agent played the {coll} seeds: {played:?}");
     }

@@ -18,7 +18,8 @@
 //! seed, as RLVE's sliding window does), `rlve:official16` (the 16 environments of the paper's fixed-RLVE runs)
 //! and `rlve:all` (all of them), each alias also taking `?difficulty=N`; `gem:<Game>-v0-<level>`
 //! (one of GEM's game environments from the `gem-llm` package, e.g. `gem:GuessTheNumber-v0-easy`;
-//! `gem:easy` for all of its `-easy` games). `textarena:` is not built yet and says so.
+//! `gem:easy` for all of its `-easy` games); `textarena:<Game>-v0[-variant]` (one of TextArena's
+//! single-player games from the `textarena` package, e.g. `textarena:GuessTheNumber-v0`).
 
 use std::path::Path;
 use std::process::Command;
@@ -32,6 +33,7 @@ const MARKER: (&str, &str) = ("(spade's ", " adapter, foreign: ");
 const RG_ADAPTER: &str = include_str!("adapters/rg.py");
 const RLVE_ADAPTER: &str = include_str!("adapters/rlve.py");
 const GEM_ADAPTER: &str = include_str!("adapters/gem.py");
+const TEXTARENA_ADAPTER: &str = include_str!("adapters/textarena.py");
 
 /// Collections with a prefix spade knows, built or not, with the Python package each needs and
 /// the modules a sandbox playing them preloads.
@@ -39,7 +41,7 @@ const COLLECTIONS: &[(&str, Option<&str>, &[&str])] = &[
     ("rg", Some("reasoning-gym"), &["reasoning_gym"]),
     ("rlve", Some("rlve-gym"), &["networkx"]),
     ("gem", Some("gem-llm"), &["gem"]),
-    ("textarena", None, &[]),
+    ("textarena", Some("textarena"), &["textarena"]),
 ];
 
 /// The 16 RLVE environments of the paper's fixed-RLVE baseline runs (the authors' `official16`).
@@ -126,16 +128,17 @@ pub fn expand(inputs: &[String], python: &Path) -> anyhow::Result<Vec<Vec<Foreig
     let mut wanted: Vec<(usize, String, String, serde_json::Map<String, serde_json::Value>)> = Vec::new();
     let mut rlve: Vec<(usize, Rlve)> = Vec::new();
     let mut gem: Vec<(usize, String, String)> = Vec::new();
+    let mut arena: Vec<(usize, String, String)> = Vec::new();
     for (at, input) in inputs.iter().enumerate() {
         let (coll, rest) = input.split_once(':').with_context(|| format!("{input}: not <collection>:<name>"))?;
         match COLLECTIONS.iter().find(|(k, ..)| *k == coll) {
-            None => bail!("{input}: unknown environment collection `{coll}` (known: rg, rlve, gem)"),
-            Some((_, None, _)) => {
-                bail!("{input}: the `{coll}` adapter is not built yet (issue #43); spade plays `rg:`, `rlve:` and `gem:` environments")
-            }
+            None => bail!("{input}: unknown environment collection `{coll}` (known: rg, rlve, gem, textarena)"),
+            Some((_, None, _)) => bail!("{input}: the `{coll}` adapter is not built yet"),
             Some(_) => {}
         }
-        if coll == "gem" {
+        if coll == "textarena" {
+            arena.push((at, input.clone(), rest.to_string()));
+        } else if coll == "gem" {
             gem.push((at, input.clone(), rest.to_string()));
         } else if coll == "rlve" {
             rlve.push((at, parse_rlve(rest, input)?));
@@ -216,7 +219,44 @@ pub fn expand(inputs: &[String], python: &Path) -> anyhow::Result<Vec<Vec<Foreig
             }
         }
     }
+    if !arena.is_empty() {
+        let games = textarena_games(python)?;
+        for (at, input, id) in arena {
+            match games.get(&id) {
+                Some(true) => {}
+                Some(false) => bail!("{input}: `{id}` is a game for several players; spade plays TextArena's single-player games"),
+                None => {
+                    let base = id.split('-').next().unwrap_or("").to_lowercase();
+                    let near: Vec<&str> = games.keys().filter(|g| g.to_lowercase().starts_with(&base)).map(String::as_str).take(4).collect();
+                    bail!(
+                        "{input}: TextArena has no game `{id}` ({} registered{})",
+                        games.len(),
+                        if near.is_empty() { ", e.g. GuessTheNumber-v0".to_string() } else { format!("; similar: {}", near.join(", ")) }
+                    );
+                }
+            }
+            let name = format!("textarena:{id}");
+            let code = TEXTARENA_ADAPTER.replace("__ID_JSON__", &py_str(&py_str(&id))).replace("__ID__", &id).replace("__NAME__", &name);
+            out[at].push(Foreign { code, name });
+        }
+    }
     Ok(out)
+}
+
+/// TextArena's registered environments, each with whether it is a single-player game (its module
+/// keeps a `SinglePlayerState`; read from the module's file, not imported).
+fn textarena_games(python: &Path) -> anyhow::Result<std::collections::BTreeMap<String, bool>> {
+    let script =
+        "import json, os, sys\ntry:\n    from textarena.envs.registration import ENV_REGISTRY\n    import textarena\nexcept ImportError as e:\n    \
+sys.exit('the package textarena is not installed in this Python (make venv): %s' % e)\n\
+root = os.path.dirname(os.path.dirname(textarena.__file__))\nsingle = {}\nout = {}\n\
+def reads(m):\n    path = os.path.join(root, *m.split('.'))\n    \
+for f in (path + '.py', os.path.join(path, '__init__.py')):\n        \
+if os.path.exists(f):\n            return 'SinglePlayerState' in open(f).read()\n    return False\n\
+for k, s in ENV_REGISTRY.items():\n    m = s.entry_point.split(':')[0] if isinstance(s.entry_point, str) else s.entry_point.__module__\n    \
+if m not in single:\n        single[m] = reads(m)\n    out[k] = single[m]\n\
+print(json.dumps(out))\n";
+    serde_json::from_str(run_python(python, script, "textarena:")?.trim()).context("TextArena's game list")
 }
 
 /// GEM's registered game environments (`game:<Game>-v0-<level>`), from the installed package.
