@@ -96,7 +96,8 @@ fn the_rg_adapter_scores_a_right_and_a_wrong_answer() {
 }
 
 /// RLVE's environments through their adapter: RLVE's own prompt and verifier, the reference
-/// answer wins (in RLVE's <answer> tags or a final \boxed{}), a wrong one does not, the same seed
+/// answer wins (in RLVE's <answer> tags, a final \boxed{} or read from a bare reply), a wrong one
+/// does not, the same seed
 /// asks the same question, a difficulty makes a different question, and a window's difficulty is
 /// the one its rule gives the seed (L + seed mod (H - L + 1): 0 + 11 mod 7 = 4 here).
 #[test]
@@ -140,8 +141,14 @@ fn the_rlve_adapter_scores_a_right_and_a_wrong_answer() {
         let (obs2, lose) = play("<answer>definitely not it</answer>");
         assert_eq!(obs, obs2, "seeded");
         assert!(lose.terminated && lose.reward == 0.0 && lose.info["success"] == json!(false), "{id}: {lose:?}");
-        let (_, unformatted) = play(&answer);
-        assert!(unformatted.reward == 0.0 && unformatted.info["rlve_reward"] == json!(-1.0), "RLVE's format rule: {unformatted:?}");
+        // without tags, the reply is read (its last number, or its last line) and given in the tags;
+        // with tags, only what they hold counts
+        let (_, bare) = play(&format!("Let me see.\n{answer}"));
+        assert!(bare.reward == 1.0, "{id}: {answer}: {bare:?}");
+        let (_, tagged) = play(&format!("{answer}? No: <answer>-12345</answer>"));
+        assert!(tagged.reward == 0.0 && tagged.info["success"] == json!(false), "{id}: {tagged:?}");
+        let (_, empty) = play("");
+        assert!(empty.reward == 0.0 && empty.info["rlve_reward"] == json!(-1.0), "RLVE's format score: {empty:?}");
         questions.push(obs);
     }
     assert_ne!(questions[2], questions[3], "a higher difficulty asks another question");
