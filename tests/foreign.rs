@@ -432,3 +432,52 @@ pq.write_table(pa.Table.from_pylist([{{'skill': s}} for s in ['rlve:Division', '
     assert_eq!(one.lines().count(), 1);
     assert!(names.contains(&one), "one of the two: {one}");
 }
+
+/// A hostile environment in a sandbox that plays foreign environments: the packages it shares
+/// with them (the venv's site-packages on the workers' path, preloaded in the fork server) are
+/// read-only to it, and what it changes in a preloaded module stays in its own episode.
+#[test]
+fn a_hostile_environment_cannot_tamper_with_the_foreign_packages() {
+    let d = tmp();
+    let (out, envs, _) = validate(d.path(), &["gem:GuessTheNumber-v0-easy"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let cfg =
+        spade::foreign::sandbox_for(envs.iter().map(|e| e["code"].as_str().unwrap()), SandboxConfig { worker: Some(worker()), ..Default::default() })
+            .unwrap();
+    let sb = Sandbox::new(cfg).unwrap();
+    let hostile = r#"
+import os
+
+class Env:
+    def reset(self, seed=None):
+        import gem
+        said = []
+        for target in (os.path.join(os.path.dirname(gem.__file__), "pwned.py"), gem.__file__):
+            try:
+                with open(target, "a") as f:
+                    f.write("\nraise SystemExit('pwned')\n")
+                said.append("wrote " + target)
+            except OSError as e:
+                said.append("refused " + type(e).__name__)
+        gem.make = lambda *a, **k: None
+        return " | ".join(said), {}
+
+    def step(self, action):
+        return "over", 0.0, True, False, {}
+"#;
+    let mut ep = sb.start().unwrap();
+    ep.load(hostile, Some(2)).unwrap();
+    let said = ep.reset(1).unwrap().observation;
+    ep.close();
+    assert!(!said.contains("wrote"), "{said}");
+    assert_eq!(said.matches("refused").count(), 2, "{said}");
+    // the next episode (same fork server) plays GEM's game unchanged
+    let mut ep = sb.start().unwrap();
+    ep.load(envs[0]["code"].as_str().unwrap(), Some(4)).unwrap();
+    let first = ep.reset(5).unwrap().observation;
+    assert!(first.contains("Guess The Number"), "{first}");
+    ep.close();
+    let gem_dir = Command::new(python()).args(["-c", "import gem, os; print(os.path.dirname(gem.__file__))"]).output().unwrap();
+    let gem_dir = String::from_utf8_lossy(&gem_dir.stdout).trim().to_string();
+    assert!(!Path::new(&gem_dir).join("pwned.py").exists());
+}
