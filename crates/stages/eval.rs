@@ -57,7 +57,9 @@ struct Args {
     server: spade_model::ServerArgs,
 
     /// Suites: rg, rg:math, rg:algorithmic, rg:cognition, rg:logic, rg:easy, humaneval, math500,
-    /// aime24, aime25, bfcl-mt, envs:PATH (a folder of seed .py environments or an envs table).
+    /// aime24, aime25, bfcl-mt, envs:PATH (a folder of seed .py environments, an envs table, or one
+    /// other project's environment by name: envs:rg:<task>, envs:rlve:<Identifier>,
+    /// envs:gem:<Game>-v0-<level>, envs:textarena:<Game>-v0).
     #[arg(long, value_delimiter = ',', required = true)]
     suite: Vec<String>,
 

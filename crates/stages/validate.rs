@@ -29,14 +29,18 @@ const EXAMPLES: &str = "\
 Examples:
   spade-validate candidates.parquet -o envs.parquet --rejects rejects.parquet --jobs 2
   spade-validate data/seed-envs -o seed-envs.parquet --rejects seed-rejects.jsonl
+  spade-validate rlve:official16 gem:easy rg:chain_sum -o foreign.parquet --rejects foreign-rejects.parquet
   spade-validate pool.jsonl -o envs.jsonl --rejects rejects.jsonl --reward-range 0,1 --max-turns 12";
 
 /// Check candidate environments in the sandbox; write the ones that pass and the rejects.
 #[derive(Debug, Parser, Serialize)]
 #[command(name = "spade-validate", version, about, long_about = None, after_help = EXAMPLES)]
 struct Args {
-    /// A candidates table (Parquet/JSONL, several shards or a glob) or a folder of .py environments.
-    #[arg(required = true, value_name = "CANDIDATES|FOLDER")]
+    /// A candidates table (Parquet/JSONL, several shards or a glob), a folder of .py environments, or
+    /// other projects' environments by name: rg:<task>, rlve:<Identifier>[?difficulty=N|L..H],
+    /// gem:<Game>-v0-<level>, textarena:<Game>-v0 (aliases rg:easy, rlve:official16, rlve:all,
+    /// gem:easy).
+    #[arg(required = true, value_name = "CANDIDATES|FOLDER|NAME")]
     input: Vec<String>,
 
     /// Output `envs` table (passed).
