@@ -293,6 +293,21 @@ fn names_expand_and_bad_names_are_one_line() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(envs.is_empty() && rejects.len() == 1, "{rejects:?}");
     assert!(!mark.exists(), "the setting ran as code");
+    // a Python without the collections' packages: one line naming the package, exit 2
+    for (input, package) in [("rlve:Division", "rlve-gym"), ("gem:GuessTheNumber-v0-easy", "gem-llm"), ("textarena:GuessTheNumber-v0", "textarena")] {
+        let out = stage("spade-validate")
+            .arg(input)
+            .arg("-o")
+            .arg(d.path().join("x.jsonl"))
+            .arg("--rejects")
+            .arg(d.path().join("y.jsonl"))
+            .env("SPADE_PYTHON", "python3")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{input}: {err}");
+        assert!(err.contains(&format!("the package {package} is not installed")) && err.trim().lines().count() == 1, "{input}: {err}");
+    }
     // RLVE's aliases: the paper's 16 and all 400, each member under its own name
     let (out, envs, rejects) = validate(d.path(), &["rlve:official16?difficulty=1"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

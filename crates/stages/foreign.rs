@@ -34,6 +34,8 @@ const RG_ADAPTER: &str = include_str!("adapters/rg.py");
 const RLVE_ADAPTER: &str = include_str!("adapters/rlve.py");
 const GEM_ADAPTER: &str = include_str!("adapters/gem.py");
 const TEXTARENA_ADAPTER: &str = include_str!("adapters/textarena.py");
+/// Lists what an installed collection holds (`python -c CATALOG <collection>`).
+const CATALOG: &str = include_str!("adapters/catalog.py");
 
 /// Collections with a prefix spade knows, built or not, with the Python package each needs and
 /// the modules a sandbox playing them preloads.
@@ -96,8 +98,10 @@ fn py_str(s: &str) -> String {
     serde_json::to_string(s).expect("a string serialises")
 }
 
+type Config = serde_json::Map<String, serde_json::Value>;
+
 /// `rg:<task>[?k=v&…]` → (task, config object); values are JSON, else strings.
-fn parse_rg(rest: &str, input: &str) -> anyhow::Result<(String, serde_json::Map<String, serde_json::Value>)> {
+fn parse_rg(rest: &str, input: &str) -> anyhow::Result<(String, Config)> {
     let (task, query) = rest.split_once('?').unwrap_or((rest, ""));
     if task.is_empty() || !task.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
         bail!("{input}: `{task}` is not a Reasoning-Gym task name (letters, digits and _)");
@@ -111,13 +115,52 @@ fn parse_rg(rest: &str, input: &str) -> anyhow::Result<(String, serde_json::Map<
     Ok((task.to_string(), config))
 }
 
-fn rg_code(name: &str, task: &str, config: &serde_json::Map<String, serde_json::Value>) -> String {
+/// An adapter's code: `template` with each `__KEY__` replaced (the JSON-valued `__…_JSON__` keys
+/// hold a Python literal of a JSON text, so a name stays data), then `__NAME__` by `name`.
+fn fill(template: &str, name: &str, keys: &[(&str, String)]) -> String {
+    let mut code = template.to_string();
+    for (k, v) in keys {
+        code = code.replace(k, v);
+    }
+    code.replace("__NAME__", name)
+}
+
+/// A Python literal of a JSON string of `s`, for an adapter's `__…_JSON__` key.
+fn json_lit(s: &str) -> String {
+    py_str(&py_str(s))
+}
+
+fn rg_code(name: &str, task: &str, config: &Config) -> String {
     let config = serde_json::Value::Object(config.clone()).to_string();
-    RG_ADAPTER
-        .replace("__TASK_JSON__", &py_str(&py_str(task)))
-        .replace("__CONFIG_JSON__", &py_str(&config))
-        .replace("__TASK__", task)
-        .replace("__NAME__", name)
+    fill(RG_ADAPTER, name, &[("__TASK_JSON__", json_lit(task)), ("__CONFIG_JSON__", py_str(&config)), ("__TASK__", task.to_string())])
+}
+
+fn rlve_code(name: &str, id: &str, env: &str, controller: &str, (lo, hi): (u16, u16)) -> String {
+    fill(
+        RLVE_ADAPTER,
+        name,
+        &[
+            ("__ID_JSON__", json_lit(id)),
+            ("__ENV_JSON__", json_lit(env)),
+            ("__CONTROLLER_JSON__", json_lit(controller)),
+            ("__LOW__", lo.to_string()),
+            ("__HIGH__", hi.to_string()),
+            ("__ID__", id.to_string()),
+        ],
+    )
+}
+
+/// The code of an adapter whose one setting is the package's environment id (GEM, TextArena).
+fn id_code(template: &str, name: &str, id: &str) -> String {
+    fill(template, name, &[("__ID_JSON__", json_lit(id)), ("__ID__", id.to_string())])
+}
+
+/// The error for a name the installed package does not have, with up to four similar ones.
+fn no_such<'a>(input: &str, what: &str, known: impl Iterator<Item = &'a str>, total: usize, like: &str, example: &str) -> anyhow::Error {
+    let like = like.to_lowercase();
+    let near: Vec<&str> = known.filter(|k| !like.is_empty() && k.to_lowercase().contains(&like)).take(4).collect();
+    let more = if near.is_empty() { format!(", e.g. {example}") } else { format!("; similar: {}", near.join(", ")) };
+    anyhow::anyhow!("{input}: {what} ({total} in the installed package{more})")
 }
 
 /// The environments `inputs` name (each a foreign name; an alias such as `rg:easy` names
@@ -125,146 +168,153 @@ fn rg_code(name: &str, task: &str, config: &serde_json::Map<String, serde_json::
 /// (the project's venv): an unknown collection, a collection not built yet, a missing package or
 /// an unknown task is an error naming it.
 pub fn expand(inputs: &[String], python: &Path) -> anyhow::Result<Vec<Vec<Foreign>>> {
-    let mut wanted: Vec<(usize, String, String, serde_json::Map<String, serde_json::Value>)> = Vec::new();
-    let mut rlve: Vec<(usize, Rlve)> = Vec::new();
-    let mut gem: Vec<(usize, String, String)> = Vec::new();
-    let mut arena: Vec<(usize, String, String)> = Vec::new();
+    let mut named: Vec<(usize, &str, &str)> = Vec::new();
     for (at, input) in inputs.iter().enumerate() {
         let (coll, rest) = input.split_once(':').with_context(|| format!("{input}: not <collection>:<name>"))?;
         match COLLECTIONS.iter().find(|(k, ..)| *k == coll) {
             None => bail!("{input}: unknown environment collection `{coll}` (known: rg, rlve, gem, textarena)"),
             Some((_, None, _)) => bail!("{input}: the `{coll}` adapter is not built yet"),
-            Some(_) => {}
+            Some(_) => named.push((at, coll, rest)),
         }
-        if coll == "textarena" {
-            arena.push((at, input.clone(), rest.to_string()));
-        } else if coll == "gem" {
-            gem.push((at, input.clone(), rest.to_string()));
-        } else if coll == "rlve" {
-            rlve.push((at, parse_rlve(rest, input)?));
-        } else if rest == "easy" || rest.starts_with("easy/") {
+    }
+    let mut out: Vec<Vec<Foreign>> = vec![Vec::new(); inputs.len()];
+    for (coll, expand_one) in [("rg", expand_rg as Expander), ("rlve", expand_rlve), ("gem", expand_gem), ("textarena", expand_textarena)] {
+        let mine: Vec<(usize, &str, &str)> = named.iter().copied().filter(|(_, c, _)| *c == coll).collect();
+        if !mine.is_empty() {
+            for (at, found) in expand_one(&mine.iter().map(|(at, _, rest)| (inputs[*at].as_str(), *rest)).collect::<Vec<_>>(), python)?
+                .into_iter()
+                .zip(mine.iter().map(|m| m.0))
+                .map(|(f, at)| (at, f))
+            {
+                out[at] = found;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// One collection's expansion: (input, the name after the prefix) → its environments, per input.
+type Expander = fn(&[(&str, &str)], &Path) -> anyhow::Result<Vec<Vec<Foreign>>>;
+
+/// What an installed collection holds (`adapters/catalog.py`), parsed from its JSON.
+fn catalog<T: serde::de::DeserializeOwned>(python: &Path, coll: &str) -> anyhow::Result<T> {
+    let what = format!("{coll}:");
+    let out =
+        Command::new(python).args(["-c", CATALOG, coll]).output().with_context(|| format!("{what} cannot run {} (make venv)", python.display()))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        bail!("{what} {}", err.trim().lines().last().unwrap_or(""));
+    }
+    serde_json::from_slice(&out.stdout).with_context(|| format!("{what} the installed package's list of environments"))
+}
+
+fn expand_rg(named: &[(&str, &str)], python: &Path) -> anyhow::Result<Vec<Vec<Foreign>>> {
+    let tasks: Vec<String> = catalog(python, "rg")?;
+    let mut out = Vec::new();
+    for (input, rest) in named {
+        let wanted: Vec<(String, String, Config)> = if *rest == "easy" || rest.starts_with("easy/") {
             let one = rest.strip_prefix("easy/");
             let easy = rg_easy(python)?;
             if let Some(t) = one.filter(|t| !easy.iter().any(|(task, _)| task == t)) {
                 let tasks: Vec<&str> = easy.iter().map(|(t, _)| t.as_str()).collect();
                 bail!("{input}: `{t}` is not one of rg:easy's tasks ({})", tasks.join(", "));
             }
-            for (task, config) in easy.into_iter().filter(|(t, _)| one.is_none_or(|o| o == t)) {
-                wanted.push((at, format!("rg:easy/{task}"), task, config));
-            }
+            easy.into_iter().filter(|(t, _)| one.is_none_or(|o| o == t)).map(|(t, c)| (format!("rg:easy/{t}"), t, c)).collect()
         } else {
             let (task, config) = parse_rg(rest, input)?;
-            wanted.push((at, input.clone(), task, config));
-        }
-    }
-    let tasks: Vec<&str> = wanted.iter().map(|w| w.2.as_str()).collect();
-    check_rg_tasks(python, &tasks)?;
-    let mut out: Vec<Vec<Foreign>> = vec![Vec::new(); inputs.len()];
-    for (at, name, task, config) in wanted {
-        out[at].push(Foreign { code: rg_code(&name, &task, &config), name });
-    }
-    if !rlve.is_empty() {
-        let classes = rlve_classes(python)?;
-        for (at, r) in rlve {
-            let ids: Vec<&str> = match &r.id {
-                RlveId::All => classes.keys().map(String::as_str).collect(),
-                RlveId::Official16 => RLVE_OFFICIAL16.to_vec(),
-                RlveId::One(id) => vec![id.as_str()],
-            };
-            for id in ids {
-                let Some((env, controller)) = classes.get(id) else {
-                    let near: Vec<&str> =
-                        classes.keys().filter(|k| k.to_lowercase().contains(&id.to_lowercase())).map(String::as_str).take(4).collect();
-                    bail!(
-                        "{}: RLVE has no environment `{id}` ({} environments{})",
-                        r.input,
-                        classes.len(),
-                        if near.is_empty() { ", e.g. Division, Sorting".to_string() } else { format!("; similar: {}", near.join(", ")) }
-                    );
-                };
-                let name = match r.difficulty {
-                    (0, 0) => format!("rlve:{id}"),
-                    (lo, hi) if lo == hi => format!("rlve:{id}?difficulty={lo}"),
-                    (lo, hi) => format!("rlve:{id}?difficulty={lo}..{hi}"),
-                };
-                out[at].push(Foreign { code: rlve_code(&name, id, env, controller, r.difficulty), name });
+            vec![(input.to_string(), task, config)]
+        };
+        let mut found = Vec::new();
+        for (name, task, config) in wanted {
+            if !tasks.contains(&task) {
+                let what = format!("Reasoning-Gym has no task `{task}`");
+                return Err(no_such(&format!("rg:{task}"), &what, tasks.iter().map(String::as_str), tasks.len(), &task, "chain_sum, gcd"));
             }
+            found.push(Foreign { code: rg_code(&name, &task, &config), name });
         }
-    }
-    if !gem.is_empty() {
-        let games = gem_games(python)?;
-        for (at, input, rest) in gem {
-            let ids: Vec<&String> = if rest == "easy" {
-                games.iter().filter(|g| g.ends_with("-easy")).collect()
-            } else {
-                let id = if rest.contains(':') { rest.clone() } else { format!("game:{rest}") };
-                if !id.starts_with("game:") {
-                    bail!("{input}: spade plays GEM's game: environments (the others read datasets from the Hugging Face hub)");
-                }
-                let Some(found) = games.iter().find(|g| **g == id) else {
-                    let base = rest.split('-').next().unwrap_or("").to_lowercase();
-                    let near: Vec<&str> = games.iter().filter(|g| g.to_lowercase().contains(&base)).map(|g| g.as_str()).take(4).collect();
-                    bail!(
-                        "{input}: GEM has no game `{rest}` ({} games{})",
-                        games.len(),
-                        if near.is_empty() { ", e.g. GuessTheNumber-v0-easy".to_string() } else { format!("; similar: {}", near.join(", ")) }
-                    );
-                };
-                vec![found]
-            };
-            for id in ids {
-                let name = format!("gem:{}", id.trim_start_matches("game:"));
-                let code = GEM_ADAPTER.replace("__ID_JSON__", &py_str(&py_str(id))).replace("__ID__", id).replace("__NAME__", &name);
-                out[at].push(Foreign { code, name });
-            }
-        }
-    }
-    if !arena.is_empty() {
-        let games = textarena_games(python)?;
-        for (at, input, id) in arena {
-            match games.get(&id) {
-                Some(true) => {}
-                Some(false) => bail!("{input}: `{id}` is a game for several players; spade plays TextArena's single-player games"),
-                None => {
-                    let base = id.split('-').next().unwrap_or("").to_lowercase();
-                    let near: Vec<&str> = games.keys().filter(|g| g.to_lowercase().starts_with(&base)).map(String::as_str).take(4).collect();
-                    bail!(
-                        "{input}: TextArena has no game `{id}` ({} registered{})",
-                        games.len(),
-                        if near.is_empty() { ", e.g. GuessTheNumber-v0".to_string() } else { format!("; similar: {}", near.join(", ")) }
-                    );
-                }
-            }
-            let name = format!("textarena:{id}");
-            let code = TEXTARENA_ADAPTER.replace("__ID_JSON__", &py_str(&py_str(&id))).replace("__ID__", &id).replace("__NAME__", &name);
-            out[at].push(Foreign { code, name });
-        }
+        out.push(found);
     }
     Ok(out)
 }
 
-/// TextArena's registered environments, each with whether it is a single-player game (its module
-/// keeps a `SinglePlayerState`; read from the module's file, not imported).
-fn textarena_games(python: &Path) -> anyhow::Result<std::collections::BTreeMap<String, bool>> {
-    let script =
-        "import json, os, sys\ntry:\n    from textarena.envs.registration import ENV_REGISTRY\n    import textarena\nexcept ImportError as e:\n    \
-sys.exit('the package textarena is not installed in this Python (make venv): %s' % e)\n\
-root = os.path.dirname(os.path.dirname(textarena.__file__))\nsingle = {}\nout = {}\n\
-def reads(m):\n    path = os.path.join(root, *m.split('.'))\n    \
-for f in (path + '.py', os.path.join(path, '__init__.py')):\n        \
-if os.path.exists(f):\n            return 'SinglePlayerState' in open(f).read()\n    return False\n\
-for k, s in ENV_REGISTRY.items():\n    m = s.entry_point.split(':')[0] if isinstance(s.entry_point, str) else s.entry_point.__module__\n    \
-if m not in single:\n        single[m] = reads(m)\n    out[k] = single[m]\n\
-print(json.dumps(out))\n";
-    serde_json::from_str(run_python(python, script, "textarena:")?.trim()).context("TextArena's game list")
+fn expand_rlve(named: &[(&str, &str)], python: &Path) -> anyhow::Result<Vec<Vec<Foreign>>> {
+    let parsed: Vec<Rlve> = named.iter().map(|(input, rest)| parse_rlve(rest, input)).collect::<anyhow::Result<_>>()?;
+    let classes: std::collections::BTreeMap<String, (String, String)> = catalog(python, "rlve")?;
+    let mut out = Vec::new();
+    for r in parsed {
+        let ids: Vec<&str> = match &r.id {
+            RlveId::All => classes.keys().map(String::as_str).collect(),
+            RlveId::Official16 => RLVE_OFFICIAL16.to_vec(),
+            RlveId::One(id) => vec![id.as_str()],
+        };
+        let mut found = Vec::new();
+        for id in ids {
+            let Some((env, controller)) = classes.get(id) else {
+                let what = format!("RLVE has no environment `{id}`");
+                return Err(no_such(&r.input, &what, classes.keys().map(String::as_str), classes.len(), id, "Division, Sorting"));
+            };
+            let name = match r.difficulty {
+                (0, 0) => format!("rlve:{id}"),
+                (lo, hi) if lo == hi => format!("rlve:{id}?difficulty={lo}"),
+                (lo, hi) => format!("rlve:{id}?difficulty={lo}..{hi}"),
+            };
+            found.push(Foreign { code: rlve_code(&name, id, env, controller, r.difficulty), name });
+        }
+        out.push(found);
+    }
+    Ok(out)
 }
 
-/// GEM's registered game environments (`game:<Game>-v0-<level>`), from the installed package.
-fn gem_games(python: &Path) -> anyhow::Result<Vec<String>> {
-    let script = "import json, sys\ntry:\n    import gem\n    from gem.envs.registration import ENV_REGISTRY\nexcept ImportError as e:\n    \
-sys.exit('the package gem-llm is not installed in this Python (make venv): %s' % e)\n\
-print(json.dumps(sorted(k for k in ENV_REGISTRY if k.startswith('game:'))))\n";
-    serde_json::from_str(run_python(python, script, "gem:")?.trim()).context("GEM's game list")
+/// `gem:<Game>-v0-<level>` (or `gem:game:<…>`), `gem:easy`: GEM's game environments only (its
+/// others read datasets from the Hugging Face hub).
+fn expand_gem(named: &[(&str, &str)], python: &Path) -> anyhow::Result<Vec<Vec<Foreign>>> {
+    let games: Vec<String> = catalog(python, "gem")?;
+    let mut out = Vec::new();
+    for (input, rest) in named {
+        let ids: Vec<&String> = if *rest == "easy" {
+            games.iter().filter(|g| g.ends_with("-easy")).collect()
+        } else {
+            let id = if rest.contains(':') { rest.to_string() } else { format!("game:{rest}") };
+            if !id.starts_with("game:") {
+                bail!("{input}: spade plays GEM's game: environments (the others read datasets from the Hugging Face hub)");
+            }
+            let Some(found) = games.iter().find(|g| **g == id) else {
+                let what = format!("GEM has no game `{rest}`");
+                let base = rest.split('-').next().unwrap_or("");
+                return Err(no_such(input, &what, games.iter().map(String::as_str), games.len(), base, "GuessTheNumber-v0-easy"));
+            };
+            vec![found]
+        };
+        out.push(
+            ids.into_iter()
+                .map(|id| {
+                    let name = format!("gem:{}", id.trim_start_matches("game:"));
+                    Foreign { code: id_code(GEM_ADAPTER, &name, id), name }
+                })
+                .collect(),
+        );
+    }
+    Ok(out)
+}
+
+/// `textarena:<Game>-v0[-variant]`: TextArena's single-player games.
+fn expand_textarena(named: &[(&str, &str)], python: &Path) -> anyhow::Result<Vec<Vec<Foreign>>> {
+    let games: std::collections::BTreeMap<String, bool> = catalog(python, "textarena")?;
+    let mut out = Vec::new();
+    for (input, id) in named {
+        match games.get(*id) {
+            Some(true) => {}
+            Some(false) => bail!("{input}: `{id}` is a game for several players; spade plays TextArena's single-player games"),
+            None => {
+                let what = format!("TextArena has no game `{id}`");
+                let base = id.split('-').next().unwrap_or("");
+                return Err(no_such(input, &what, games.keys().map(String::as_str), games.len(), base, "GuessTheNumber-v0"));
+            }
+        }
+        let name = format!("textarena:{id}");
+        out.push(vec![Foreign { code: id_code(TEXTARENA_ADAPTER, &name, id), name }]);
+    }
+    Ok(out)
 }
 
 enum RlveId {
@@ -308,68 +358,16 @@ fn parse_rlve(rest: &str, input: &str) -> anyhow::Result<Rlve> {
     Ok(Rlve { input: input.to_string(), id, difficulty })
 }
 
-fn rlve_code(name: &str, id: &str, env: &str, controller: &str, (lo, hi): (u16, u16)) -> String {
-    RLVE_ADAPTER
-        .replace("__ID_JSON__", &py_str(&py_str(id)))
-        .replace("__ENV_JSON__", &py_str(&py_str(env)))
-        .replace("__CONTROLLER_JSON__", &py_str(&py_str(controller)))
-        .replace("__LOW__", &lo.to_string())
-        .replace("__HIGH__", &hi.to_string())
-        .replace("__ID__", id)
-        .replace("__NAME__", name)
-}
-
-/// RLVE's environments by identifier: (environment class, parameter controller class), each as
-/// `module.Class`, read from the installed package's own tables.
-fn rlve_classes(python: &Path) -> anyhow::Result<std::collections::BTreeMap<String, (String, String)>> {
-    let script = "import json, sys, types\n\
-try:\n    import torch\nexcept ImportError:\n    shim = types.ModuleType('torch'); shim.manual_seed = lambda s: None\n    \
-shim.cuda = types.SimpleNamespace(manual_seed_all=lambda s: None); sys.modules['torch'] = shim\n\
-try:\n    from Gym.environments import identifier2environment as E\n    \
-from Gym.parameter_controllers import identifier2controller as C\nexcept ImportError as e:\n    \
-sys.exit('the package rlve-gym is not installed in this Python (make venv): %s' % e)\n\
-path = lambda c: c.__module__ + '.' + c.__name__\n\
-print(json.dumps({k: [path(E[k]), path(C[k])] for k in E if k in C}))\n";
-    let out = run_python(python, script, "rlve:")?;
-    serde_json::from_str(out.trim()).context("RLVE's environment list")
-}
-
 /// The `rg:easy` evaluation suite's tasks and settings (its loader's `RG_EASY`).
-fn rg_easy(python: &Path) -> anyhow::Result<Vec<(String, serde_json::Map<String, serde_json::Value>)>> {
+fn rg_easy(python: &Path) -> anyhow::Result<Vec<(String, Config)>> {
     let script =
         format!("{}\nimport json\nprint(json.dumps(RG_EASY))\n", spade_evals::python::LOAD_ITEMS.split("\nif __name__").next().unwrap_or(""));
-    let out = run_python(python, &script, "rg:easy")?;
-    let m: serde_json::Map<String, serde_json::Value> = serde_json::from_str(out.trim()).context("rg:easy settings")?;
-    Ok(m.into_iter().map(|(k, v)| (k, v.as_object().cloned().unwrap_or_default())).collect())
-}
-
-fn run_python(python: &Path, script: &str, what: &str) -> anyhow::Result<String> {
-    let out = Command::new(python).args(["-c", script]).output().with_context(|| format!("{what}: cannot run {} (make venv)", python.display()))?;
+    let out = Command::new(python).args(["-c", &script]).output().with_context(|| format!("rg:easy: cannot run {} (make venv)", python.display()))?;
     if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        let last = err.trim().lines().last().unwrap_or("").to_string();
-        bail!("{what}: {last}");
+        bail!("rg:easy: {}", String::from_utf8_lossy(&out.stderr).trim().lines().last().unwrap_or(""));
     }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
-/// Every task is one of the installed Reasoning-Gym's.
-fn check_rg_tasks(python: &Path, tasks: &[&str]) -> anyhow::Result<()> {
-    if tasks.is_empty() {
-        return Ok(());
-    }
-    let script = "import json, sys\ntry:\n    import reasoning_gym\nexcept ImportError:\n    sys.exit('the package reasoning-gym is not installed in this Python (make venv)')\nprint(json.dumps(sorted(reasoning_gym.factory.DATASETS)))\n";
-    let names: Vec<String> = serde_json::from_str(run_python(python, script, "rg:")?.trim()).context("Reasoning-Gym's task list")?;
-    for t in tasks {
-        if !names.iter().any(|n| n == t) {
-            bail!(
-                "rg:{t}: Reasoning-Gym has no task `{t}` ({} tasks, e.g. {})",
-                names.len(),
-                names.iter().take(4).cloned().collect::<Vec<_>>().join(", ")
-            );
-        }
-    }
-    Ok(())
+    let m: Config = serde_json::from_slice(&out.stdout).context("rg:easy settings")?;
+    Ok(m.into_iter().map(|(k, v)| (k, v.as_object().cloned().unwrap_or_default())).collect())
 }
 
 /// What a sandbox needs to play `codes`, set on `cfg`: when any of them is adapter code, the
