@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::Command;
 
 use serde_json::{json, Value};
-use spade_sandbox::{Sandbox, SandboxConfig};
+use spade_sandbox::{Sandbox, SandboxConfig, StepOut};
 
 use crate::round::{corpus, make, rows, run_ok};
 use crate::util::{python, read_jsonl, stage, tiny_model, tmp, worker};
@@ -40,6 +40,22 @@ print(e.parameter['reference_answer'])\n"
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
+/// A sandbox set up to play `envs` (an envs table's rows), as the stages set one up.
+fn foreign_sandbox(envs: &[Value]) -> Sandbox {
+    let codes = envs.iter().map(|e| e["code"].as_str().unwrap());
+    Sandbox::new(spade::foreign::sandbox_for(codes, SandboxConfig { worker: Some(worker()), ..Default::default() }).unwrap()).unwrap()
+}
+
+/// One episode of `code`: its first observation at `seed`, and the step that `reply` makes.
+fn play_once(sb: &Sandbox, code: &str, seed: u64, reply: &str) -> (String, StepOut) {
+    let mut ep = sb.start().unwrap();
+    ep.load(code, None).unwrap();
+    let obs = ep.reset(seed).unwrap().observation;
+    let step = ep.step(reply).unwrap();
+    ep.close();
+    (obs, step)
+}
+
 fn validate(dir: &Path, inputs: &[&str]) -> (std::process::Output, Vec<Value>, Vec<Value>) {
     let (envs, rejects) = (dir.join("envs.jsonl"), dir.join("rejects.jsonl"));
     let _ = std::fs::remove_file(&envs);
@@ -64,24 +80,14 @@ fn the_rg_adapter_scores_a_right_and_a_wrong_answer() {
     let (out, envs, rejects) = validate(d.path(), &["rg:chain_sum", "rg:gcd?min_value=2&max_value=20", "rg:letter_counting"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!((envs.len(), rejects.len()), (3, 0), "{rejects:?}");
-    let cfg =
-        spade::foreign::sandbox_for(envs.iter().map(|e| e["code"].as_str().unwrap()), SandboxConfig { worker: Some(worker()), ..Default::default() })
-            .unwrap();
-    let sb = Sandbox::new(cfg).unwrap();
+    let sb = foreign_sandbox(&envs);
     for (env, (task, config)) in
         envs.iter().zip([("chain_sum", json!({})), ("gcd", json!({"min_value": 2, "max_value": 20})), ("letter_counting", json!({}))])
     {
         assert_eq!(env["setting"], "games");
         assert!(env["skill"].as_str().unwrap().starts_with(&format!("rg:{task}")), "{env}");
         let code = env["code"].as_str().unwrap();
-        let play = |reply: &str| {
-            let mut ep = sb.start().unwrap();
-            ep.load(code, None).unwrap();
-            let obs = ep.reset(11).unwrap().observation;
-            let step = ep.step(reply).unwrap();
-            ep.close();
-            (obs, step)
-        };
+        let play = |reply: &str| play_once(&sb, code, 11, reply);
         let answer = reference(task, 11, &config);
         let (obs, win) = play(&format!("I think it is \\boxed{{{answer}}}"));
         assert!(obs.contains("\\boxed{}"), "{obs}");
@@ -113,10 +119,7 @@ fn the_rlve_adapter_scores_a_right_and_a_wrong_answer() {
     let (out, envs, rejects) = validate(d.path(), &names);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!((envs.len(), rejects.len()), (5, 0), "{rejects:?}");
-    let cfg =
-        spade::foreign::sandbox_for(envs.iter().map(|e| e["code"].as_str().unwrap()), SandboxConfig { worker: Some(worker()), ..Default::default() })
-            .unwrap();
-    let sb = Sandbox::new(cfg).unwrap();
+    let sb = foreign_sandbox(&envs);
     let mut questions = Vec::new();
     for (env, (id, difficulty)) in
         envs.iter().zip([("Division", 0), ("Sorting", 2), ("Multiplication", 0), ("Multiplication", 6), ("Multiplication", 4)])
@@ -124,14 +127,7 @@ fn the_rlve_adapter_scores_a_right_and_a_wrong_answer() {
         assert_eq!(env["setting"], "games");
         assert_eq!(env["skill"], names[questions.len()]);
         let code = env["code"].as_str().unwrap();
-        let play = |reply: &str| {
-            let mut ep = sb.start().unwrap();
-            ep.load(code, None).unwrap();
-            let obs = ep.reset(11).unwrap().observation;
-            let step = ep.step(reply).unwrap();
-            ep.close();
-            (obs, step)
-        };
+        let play = |reply: &str| play_once(&sb, code, 11, reply);
         let answer = rlve_reference(id, difficulty, 11);
         let (obs, win) = play(&format!("So the answer is <answer>{answer}</answer>"));
         assert!(win.terminated && win.reward == 1.0 && win.info["success"] == json!(true), "{id}: {answer} in {obs}: {win:?}");
@@ -165,10 +161,7 @@ fn the_gem_adapter_plays_gem_s_games() {
     assert_eq!((envs.len(), rejects.len()), (3, 0), "{rejects:?}");
     let skills: Vec<&str> = envs.iter().map(|e| e["skill"].as_str().unwrap()).collect();
     assert_eq!(skills, ["gem:GuessTheNumber-v0-easy", "gem:Mastermind-v0-easy", "gem:Minesweeper-v0-easy"]);
-    let cfg =
-        spade::foreign::sandbox_for(envs.iter().map(|e| e["code"].as_str().unwrap()), SandboxConfig { worker: Some(worker()), ..Default::default() })
-            .unwrap();
-    let sb = Sandbox::new(cfg).unwrap();
+    let sb = foreign_sandbox(&envs);
     for (env, id) in envs.iter().zip(["game:GuessTheNumber-v0-easy", "game:Mastermind-v0-easy", "game:Minesweeper-v0-easy"]) {
         let script = format!("import gem\nprint(gem.make({id:?}).reset(seed=11)[0], end='')\n");
         let o = Command::new(python()).args(["-c", &script]).output().unwrap();
@@ -210,10 +203,7 @@ fn the_textarena_adapter_plays_single_player_games() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!((envs.len(), rejects.len()), (3, 0), "{rejects:?}");
     assert_eq!(envs[0]["skill"], "textarena:GuessTheNumber-v0");
-    let cfg =
-        spade::foreign::sandbox_for(envs.iter().map(|e| e["code"].as_str().unwrap()), SandboxConfig { worker: Some(worker()), ..Default::default() })
-            .unwrap();
-    let sb = Sandbox::new(cfg).unwrap();
+    let sb = foreign_sandbox(&envs);
     let code = envs[0]["code"].as_str().unwrap();
     let mut ep = sb.start().unwrap();
     ep.load(code, Some(20)).unwrap();
@@ -456,10 +446,7 @@ fn a_hostile_environment_cannot_tamper_with_the_foreign_packages() {
     let d = tmp();
     let (out, envs, _) = validate(d.path(), &["gem:GuessTheNumber-v0-easy"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let cfg =
-        spade::foreign::sandbox_for(envs.iter().map(|e| e["code"].as_str().unwrap()), SandboxConfig { worker: Some(worker()), ..Default::default() })
-            .unwrap();
-    let sb = Sandbox::new(cfg).unwrap();
+    let sb = foreign_sandbox(&envs);
     let hostile = r#"
 import os
 

@@ -34,6 +34,10 @@ const RG_ADAPTER: &str = include_str!("adapters/rg.py");
 const RLVE_ADAPTER: &str = include_str!("adapters/rlve.py");
 const GEM_ADAPTER: &str = include_str!("adapters/gem.py");
 const TEXTARENA_ADAPTER: &str = include_str!("adapters/textarena.py");
+/// The one reading of a reply's answer (its last `\boxed{}`, else its `<answer>` tags, else its
+/// last number when the reference answer is a number, else its last line), spliced into the rg and
+/// rlve adapters where they say `__ANSWER_READER__`.
+const ANSWER_READER: &str = include_str!("adapters/answer.py");
 /// Lists what an installed collection holds (`python -c CATALOG <collection>`).
 const CATALOG: &str = include_str!("adapters/catalog.py");
 
@@ -132,7 +136,16 @@ fn json_lit(s: &str) -> String {
 
 fn rg_code(name: &str, task: &str, config: &Config) -> String {
     let config = serde_json::Value::Object(config.clone()).to_string();
-    fill(RG_ADAPTER, name, &[("__TASK_JSON__", json_lit(task)), ("__CONFIG_JSON__", py_str(&config)), ("__TASK__", task.to_string())])
+    fill(
+        RG_ADAPTER,
+        name,
+        &[
+            ("__ANSWER_READER__", ANSWER_READER.trim_end().to_string()),
+            ("__TASK_JSON__", json_lit(task)),
+            ("__CONFIG_JSON__", py_str(&config)),
+            ("__TASK__", task.to_string()),
+        ],
+    )
 }
 
 fn rlve_code(name: &str, id: &str, env: &str, controller: &str, (lo, hi): (u16, u16)) -> String {
@@ -140,6 +153,7 @@ fn rlve_code(name: &str, id: &str, env: &str, controller: &str, (lo, hi): (u16, 
         RLVE_ADAPTER,
         name,
         &[
+            ("__ANSWER_READER__", ANSWER_READER.trim_end().to_string()),
             ("__ID_JSON__", json_lit(id)),
             ("__ENV_JSON__", json_lit(env)),
             ("__CONTROLLER_JSON__", json_lit(controller)),
@@ -180,14 +194,12 @@ pub fn expand(inputs: &[String], python: &Path) -> anyhow::Result<Vec<Vec<Foreig
     let mut out: Vec<Vec<Foreign>> = vec![Vec::new(); inputs.len()];
     for (coll, expand_one) in [("rg", expand_rg as Expander), ("rlve", expand_rlve), ("gem", expand_gem), ("textarena", expand_textarena)] {
         let mine: Vec<(usize, &str, &str)> = named.iter().copied().filter(|(_, c, _)| *c == coll).collect();
-        if !mine.is_empty() {
-            for (at, found) in expand_one(&mine.iter().map(|(at, _, rest)| (inputs[*at].as_str(), *rest)).collect::<Vec<_>>(), python)?
-                .into_iter()
-                .zip(mine.iter().map(|m| m.0))
-                .map(|(f, at)| (at, f))
-            {
-                out[at] = found;
-            }
+        if mine.is_empty() {
+            continue;
+        }
+        let asked: Vec<(&str, &str)> = mine.iter().map(|&(at, _, rest)| (inputs[at].as_str(), rest)).collect();
+        for (&(at, ..), found) in mine.iter().zip(expand_one(&asked, python)?) {
+            out[at] = found;
         }
     }
     Ok(out)
@@ -439,5 +451,6 @@ mod tests {
                 && !code.contains("_JSON__"),
             "{code}"
         );
+        assert!(code.contains("def _answer(reply, gold):") && !code.contains("__ANSWER_READER__"), "the shared reader spliced in: {code}");
     }
 }

@@ -7,10 +7,11 @@
 # name gave a window L..H), sets RLVE's own parameter controller to d (update() called d times, as
 # RLVE's generate_problem does), picks one of its parameter settings with the seed, and calls the
 # environment's generator(seed, parameter) and prompt_generator(). The one reply is scored by the
-# environment's own verifier on <answer>...</answer>; a reply without those tags is read the way
-# the rg adapter reads one: its last \boxed{...}, else its last number when RLVE's reference
-# answer is a number, else its last line, given to the verifier in the tags. Reward 1 when RLVE counts it accurate (its reward at the passing threshold), else 0;
-# RLVE's own reward in [-1, 1] is in info["rlve_reward"].
+# environment's own verifier on <answer>...</answer>; a reply without those tags is read by the rg
+# adapter's own reader (_answer below): its last \boxed{...}, else its last number when RLVE's
+# reference answer is a number, else its last line, given to the verifier in the tags. Reward 1
+# when RLVE counts it accurate (its reward at the passing threshold), else 0; RLVE's own reward in
+# [-1, 1] is in info["rlve_reward"].
 import json as _json
 import random as _random
 import re as _re
@@ -48,15 +49,7 @@ def _import(path):
     return getattr(_sys.modules[module], name)
 
 
-def _read(reply, reference):
-    found = _re.findall(r"\\boxed\{((?:[^{}]|\{[^{}]*\})*)\}", reply)
-    if found:
-        return found[-1].strip()
-    if _re.fullmatch(r"-?\d+(\.\d+)?", str(reference).strip()):
-        numbers = _re.findall(r"-?\d+(?:\.\d+)?", reply)
-        return numbers[-1] if numbers else None
-    lines = [line.strip() for line in reply.strip().splitlines() if line.strip()]
-    return lines[-1].rstrip(".!") if lines else None
+__ANSWER_READER__
 
 
 class RlveEnv:
@@ -76,7 +69,7 @@ class RlveEnv:
         start, end = self._env.answer_markers
         if start not in reply:
             parameter = self._env.parameter or {}
-            answer = _read(reply, parameter.get("reference_answer", parameter.get("gold_answer")))
+            answer = _answer(reply, parameter.get("reference_answer", parameter.get("gold_answer")))
             if answer is not None:
                 reply = reply + "\n" + start + answer + end
         verdict = self._env.verifier(reply)
