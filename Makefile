@@ -659,9 +659,10 @@ install: $(BUILD_DEP)
 # temp folder, /dev/shm and the sandbox's scratch) and fails when any of them grows round over round beyond its
 # allowance (see the script). SOAK_OUT gets soak.csv, soak.json and soak.png. By hand, not in make
 # test; resumable like any experiment (the rounds already made are not redone, nor re-measured).
-# Sized to about an hour on 2 cores: the evaluation (every 5th round) plays 4 items of each rg:easy
-# task and one episode of each held-out environment; at EVAL_N=8 and 2 episodes each an evaluation
-# took ~30 min of a two-arm round (docs/results/soak-2026-12-05).
+# Sized for about an hour on 2 cores: the evaluation (every 5th round) plays 4 items of each rg:easy
+# task and one episode of each held-out environment (at EVAL_N=8 and 2 episodes each an evaluation
+# took ~30 min of a two-arm round, docs/results/soak-2026-12-05); at this size the ten rounds took
+# 86 min with a clean-clone CI running beside them (docs/results/soak-2026-12-05b), not yet timed alone.
 SOAK_ROUNDS ?= 10
 SOAK_EXP ?= soak
 SOAK_OUT ?= $(RUNS)/$(SOAK_EXP)-report
