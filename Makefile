@@ -161,7 +161,7 @@ SHARDED = $(if $(SHARDS),$(foreach i,$(SHARD_IDS),$(1)/shard-$(i).parquet),$(1))
 # The --shard flag of a shard file target ($@); nothing without SHARDS.
 SHARD_FLAG = $(if $(SHARDS),--shard $(patsubst shard-%.parquet,%,$(notdir $@))/$(SHARDS),)
 
-.PHONY: build-cuda bench-fsdp gguf install seed-plays all build test test-all test-fsdp test-slurm test-server test-arm bench venv model deps round round-deps rounds report warmstart warmstart-check experiment clean-runs help
+.PHONY: build-cuda bench-fsdp gguf install seed-plays hint-lift all build test test-all test-fsdp test-slurm test-server test-arm bench venv model deps round round-deps rounds report warmstart warmstart-check experiment clean-runs help
 
 all: build
 
@@ -633,6 +633,22 @@ seed-plays: $(BUILD_DEP) venv $(MODEL_DEP)
 	$(ROLLOUT) --model $(MODEL) --envs $(RUNS)/seed-plays/envs.parquet -o $(RUNS)/seed-plays/rollouts.parquet \
 	  --group $(SEED_PLAYS_GROUP) $(ROLLOUT_FLAGS) $(MODELFLAGS) --seed $(SEED) --round 0
 	$(PYTHON) scripts/slim-plays.py $(RUNS)/seed-plays/envs.parquet $(SEED_PLAYS_FILE) $(RUNS)/seed-plays/rollouts.parquet
+
+# make hint-lift: the hint lift (hint − no-hint win rate, the environment's regret) of each of HL_ENVS
+# for MODEL, with the round's agent (ROLLOUT_FLAGS, TEMPERATURE, REPR), HL_GROUP episodes per arm, into
+# HL_RUN/lift.csv (per environment) and lift.json (the mean lift over the environments ever won, the
+# share of them with a positive lift); HL_PROMPTS: a folder of agent templates to measure instead of
+# the built-in ones (spade-rollout --prompts).
+HL_ENVS ?= $(SEEDS)
+HL_GROUP ?= 8
+HL_RUN ?= $(RUNS)/hint-lift
+HL_PROMPTS ?=
+hint-lift: $(BUILD_DEP) venv $(MODEL_DEP)
+	mkdir -p $(HL_RUN)
+	$(VALIDATE) $(HL_ENVS) $(VALIDATE_SEED) -o $(HL_RUN)/envs.parquet --rejects $(HL_RUN)/rejects.parquet --jobs 2
+	$(ROLLOUT) --model $(MODEL) --envs $(HL_RUN)/envs.parquet -o $(HL_RUN)/rollouts.parquet --group $(HL_GROUP) \
+	  $(ROLLOUT_FLAGS) $(MODELFLAGS) --repr $(REPR) $(if $(HL_PROMPTS),--prompts $(HL_PROMPTS)) --seed $(SEED) --round 0
+	$(PYTHON) scripts/hint_lift.py $(HL_RUN)
 
 # make install PREFIX=/usr/local (DESTDIR for staging): the stage binaries and the sandbox worker
 # into bin/, each stage's man page into share/man/man1/, its bash, zsh and fish completions

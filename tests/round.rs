@@ -868,6 +868,66 @@ fn learn_check_writes_its_curve_and_resumes() {
     assert!(changed.iter().all(|f| f.extension().is_some_and(|e| e == "csv" || e == "json" || e == "png")), "recomputed: {changed:?}");
 }
 
+/// `make hint-lift` on the tiny model: both arms of each environment played HL_GROUP times, a
+/// lift.csv row per environment whose win rates and lift are the rollouts' own means, lift.json's
+/// mean over the environments ever won, and HL_PROMPTS reaching the hint arm's first message.
+#[test]
+fn hint_lift_measures_each_environment_from_its_plays() {
+    let d = tmp();
+    let model = tiny_model(&d.path().join("tiny"), 37, 8192);
+    let corpus = corpus(d.path());
+    let runs = d.path().join("runs");
+    let seeds = root().join("tests/data/round-seeds");
+    let prompts = d.path().join("prompts");
+    std::fs::create_dir_all(&prompts).unwrap();
+    for f in ["agent-system-games.j2", "agent-system-tool-use.j2"] {
+        std::fs::copy(root().join("data/prompts").join(f), prompts.join(f)).unwrap();
+    }
+    std::fs::write(prompts.join("agent-first-observation.j2"), "{% if hint %}PRIVILEGED NOTE: {{ hint }}\n\n{% endif %}{{ observation }}").unwrap();
+    let args = vec![
+        "hint-lift".to_string(),
+        format!("HL_ENVS={} {}", seeds.join("coin.py").display(), seeds.join("die.py").display()),
+        "HL_GROUP=3".into(),
+        format!("HL_PROMPTS={}", prompts.display()),
+    ];
+    run_ok(make(&runs, &model, &corpus, &args));
+    let run = runs.join("hint-lift");
+    let plays = rows(&run.join("rollouts.parquet"));
+    assert_eq!(plays.len(), 2 * 2 * 3, "2 environments × 2 arms × 3 episodes");
+    for p in &plays {
+        let t: Value = serde_json::from_str(p["transcript"].as_str().unwrap()).unwrap();
+        let first = t["messages"][1]["content"].as_str().unwrap();
+        assert_eq!(first.starts_with("PRIVILEGED NOTE: "), p["arm"] == "hint", "{first}");
+    }
+    let text = std::fs::read_to_string(run.join("lift.csv")).unwrap();
+    let mut lines = text.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let table: Vec<BTreeMap<&str, &str>> = lines.map(|l| head.iter().copied().zip(l.split(',')).collect()).collect();
+    assert_eq!(table.len(), 2, "{text}");
+    let mean = |env: &str, arm: &str| {
+        let xs: Vec<f64> = plays.iter().filter(|p| p["env_id"] == env && p["arm"] == arm).map(|p| p["return"].as_f64().unwrap()).collect();
+        xs.iter().sum::<f64>() / xs.len() as f64
+    };
+    let num = |r: &BTreeMap<&str, &str>, k: &str| r[k].parse::<f64>().unwrap_or_else(|_| panic!("{k} in {text}"));
+    let mut ever = Vec::new();
+    for r in &table {
+        let (nh, h) = (mean(r["env_id"], "nohint"), mean(r["env_id"], "hint"));
+        assert!((num(r, "nohint_win") - nh).abs() < 1e-5 && (num(r, "hint_win") - h).abs() < 1e-5, "{text}");
+        assert!((num(r, "lift") - (h - nh)).abs() < 1e-5, "{text}");
+        assert_eq!((num(r, "nohint_episodes"), num(r, "hint_episodes")), (3.0, 3.0));
+        if r["ever_won"] == "True" {
+            ever.push(h - nh);
+        }
+    }
+    let summary: Value = serde_json::from_str(&std::fs::read_to_string(run.join("lift.json")).unwrap()).unwrap();
+    assert_eq!(summary["all"]["envs"], 2);
+    assert_eq!(summary["ever_won"]["envs"], ever.len(), "{summary}");
+    if !ever.is_empty() {
+        let m = ever.iter().sum::<f64>() / ever.len() as f64;
+        assert!((summary["ever_won"]["mean_lift"].as_f64().unwrap() - m).abs() < 1e-9, "{summary}");
+    }
+}
+
 /// `make soak` on the tiny model, two rounds: a row per round and one after the run, nothing of
 /// the run left behind (processes, sandbox workers, /tmp, /dev/shm, scratch), the checks passed.
 #[test]

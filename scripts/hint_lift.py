@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""The hint lift of `make hint-lift`, from its files alone.
+
+    hint_lift.py RUN    RUN/lift.csv and RUN/lift.json from RUN/envs.parquet and RUN/rollouts.parquet
+
+A row of lift.csv is one environment: its no-hint and hint win rates (mean `return`, the quantity
+regret compares, each with its standard error), their difference (the lift, hint − no-hint, the
+environment's regret; its standard error from the two arms' — the arms' episodes are independent
+draws), the success rates of both arms, and the share of each arm's episodes that did not end ok
+(status: truncated, error, ...). lift.json: the mean lift over the environments the agent ever wins (a success in
+either arm), with its standard error over those environments, the share of them with a lift above 0,
+the same over all environments, and each arm's mean.
+"""
+import csv
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from learn_curve import fmt, mean_se  # noqa: E402
+from tables import table  # noqa: E402
+
+COLS = ["env_id", "arm", "episode", "return", "success", "status", "turns", "skill"]
+
+
+def summary(rows):
+    """Mean lift, its standard error over environments, and the share with a lift above 0."""
+    lifts = [r["lift"] for r in rows]
+    m, se = mean_se(lifts)
+    return {
+        "envs": len(rows),
+        "mean_lift": m,
+        "mean_lift_se": se,
+        "positive_share": (sum(1 for x in lifts if x > 0) / len(lifts)) if lifts else None,
+        "nohint_mean": mean_se([r["nohint_win"] for r in rows])[0],
+        "hint_mean": mean_se([r["hint_win"] for r in rows])[0],
+    }
+
+
+def lift(run):
+    envs = {r["env_id"]: r for r in table(os.path.join(run, "envs.parquet"))}
+    eps = table(os.path.join(run, "rollouts.parquet"), columns=COLS)
+    if not eps:
+        print(f"error: {os.path.join(run, 'rollouts.parquet')}: no episodes", file=sys.stderr)
+        return 2
+    by = {}
+    for r in eps:
+        by.setdefault(r["env_id"], {}).setdefault(r["arm"], []).append(r)
+    out = []
+    for env_id, arms in by.items():
+        if "hint" not in arms or "nohint" not in arms:
+            continue
+        e = envs.get(env_id, {})
+        row = {"source": e.get("source") or env_id, "skill": e.get("skill"), "env_id": env_id}
+        for arm in ("nohint", "hint"):
+            xs = arms[arm]
+            m, se = mean_se([float(r["return"]) for r in xs if r["status"] == "ok"])
+            row[f"{arm}_episodes"] = len(xs)
+            row[f"{arm}_win"], row[f"{arm}_win_se"] = m if m is not None else 0.0, se
+            row[f"{arm}_success"] = sum(1 for r in xs if r["success"]) / len(xs)
+            row[f"{arm}_not_ok"] = sum(1 for r in xs if r["status"] != "ok") / len(xs)
+        row["lift"] = row["hint_win"] - row["nohint_win"]
+        ses = [row["nohint_win_se"], row["hint_win_se"]]
+        row["lift_se"] = (ses[0] ** 2 + ses[1] ** 2) ** 0.5 if None not in ses else None
+        row["ever_won"] = row["nohint_success"] > 0 or row["hint_success"] > 0
+        out.append(row)
+    if not out:
+        print(f"error: {run}: no environment was played in both arms (spade-rollout --arms hint,nohint)", file=sys.stderr)
+        return 2
+    out.sort(key=lambda r: (-r["lift"], r["source"]))
+    keys = ["source", "skill", "nohint_episodes", "nohint_win", "nohint_win_se", "hint_episodes", "hint_win", "hint_win_se",
+            "lift", "lift_se", "nohint_success", "hint_success", "nohint_not_ok", "hint_not_ok", "ever_won", "env_id"]
+    tmp = os.path.join(run, "lift.csv.tmp")
+    with open(tmp, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(keys)
+        for r in out:
+            w.writerow([fmt(r[k]) for k in keys])
+    os.replace(tmp, os.path.join(run, "lift.csv"))
+    s = {"ever_won": summary([r for r in out if r["ever_won"]]), "all": summary(out)}
+    tmp = os.path.join(run, "lift.json.tmp")
+    with open(tmp, "w") as f:
+        json.dump(s, f, indent=1)
+    os.replace(tmp, os.path.join(run, "lift.json"))
+    e = s["ever_won"]
+    if e["envs"]:
+        print(f"hint lift over the {e['envs']} environments ever won: {e['mean_lift']:+.3f}"
+              f" (se {fmt(e['mean_lift_se'])}), positive on {e['positive_share']:.0%};"
+              f" no-hint {e['nohint_mean']:.3f}, hint {e['hint_mean']:.3f}", file=sys.stderr)
+    print(os.path.join(run, "lift.csv"))
+    return 0
+
+
+def main(argv):
+    if len(argv) != 1 or argv[0].startswith("-"):
+        print("usage: hint_lift.py RUN", file=sys.stderr)
+        return 2
+    if not os.path.isdir(argv[0]):
+        print(f"error: {argv[0]}: no such run folder", file=sys.stderr)
+        return 2
+    return lift(argv[0])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]) or 0)
