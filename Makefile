@@ -678,7 +678,8 @@ install: $(BUILD_DEP)
 # Sized for about an hour on 2 cores: the evaluation (every 5th round) plays 4 items of each rg:easy
 # task and one episode of each held-out environment (at EVAL_N=8 and 2 episodes each an evaluation
 # took ~30 min of a two-arm round, docs/results/soak-2026-12-05); at this size the ten rounds took
-# 86 min with a clean-clone CI running beside them (docs/results/soak-2026-12-05b), not yet timed alone.
+# 86 min with a clean-clone CI running beside them (docs/results/soak-2026-12-05b) and 96 min nearly
+# alone (docs/results/soak-2026-12-05c; the four evaluations ~70 of them): over the hour still.
 SOAK_ROUNDS ?= 10
 SOAK_EXP ?= soak
 SOAK_OUT ?= $(RUNS)/$(SOAK_EXP)-report
