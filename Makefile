@@ -679,11 +679,14 @@ install: $(BUILD_DEP)
 # task and one episode of each held-out environment (at EVAL_N=8 and 2 episodes each an evaluation
 # took ~30 min of a two-arm round, docs/results/soak-2026-12-05); at this size the ten rounds took
 # 86 min with a clean-clone CI running beside them (docs/results/soak-2026-12-05b) and 96 min nearly
-# alone (docs/results/soak-2026-12-05c; the four evaluations ~70 of them): over the hour still.
+# alone (docs/results/soak-2026-12-05c; the four evaluations ~70 of them, mostly bfcl-mt's 5-13k-token
+# prompts). So the soak's evaluation leaves bfcl-mt out (SOAK_EVAL_SUITES): the rounds still design,
+# validate and play tool-use environments; the 05c soak covered bfcl-mt's sandboxed backends.
 SOAK_ROUNDS ?= 10
 SOAK_EXP ?= soak
 SOAK_OUT ?= $(RUNS)/$(SOAK_EXP)-report
-SOAK_FLAGS ?= SIZE=1,2,2 STEPS=1 POOL=2 EVAL_EVERY=5 EVAL_N=4 EVAL_SAMPLES=1 SETTINGS=games,tool-use REPR=q8_0
+SOAK_EVAL_SUITES ?= rg:easy,envs:data/heldout-envs
+SOAK_FLAGS ?= SIZE=1,2,2 STEPS=1 POOL=2 EVAL_EVERY=5 EVAL_N=4 EVAL_SAMPLES=1 SETTINGS=games,tool-use REPR=q8_0 EVAL_SUITES=$(SOAK_EVAL_SUITES)
 .PHONY: soak
 soak: $(BUILD_DEP) venv $(MODEL_DEP)
 	$(PYTHON) scripts/soak.py --out $(SOAK_OUT) --run $(RUNS)/$(SOAK_EXP) --arms 2 -- \
