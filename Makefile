@@ -681,7 +681,8 @@ install: $(BUILD_DEP)
 # 86 min with a clean-clone CI running beside them (docs/results/soak-2026-12-05b) and 96 min nearly
 # alone (docs/results/soak-2026-12-05c; the four evaluations ~70 of them, mostly bfcl-mt's 5-13k-token
 # prompts). So the soak's evaluation leaves bfcl-mt out (SOAK_EVAL_SUITES): the rounds still design,
-# validate and play tool-use environments; the 05c soak covered bfcl-mt's sandboxed backends.
+# validate and play tool-use environments; the 05c soak covered bfcl-mt's sandboxed backends. At this
+# size the ten rounds took 52 min alone (docs/results/soak-2026-12-06).
 SOAK_ROUNDS ?= 10
 SOAK_EXP ?= soak
 SOAK_OUT ?= $(RUNS)/$(SOAK_EXP)-report

@@ -21,7 +21,7 @@ round 1, the others with the first without one):
 - /tmp, /dev/shm and the sandbox scratch are back within 1 MiB of where they were before it started;
 - per round, the peak open descriptors of a spade process and the peak sandbox workers grow by at
   most 25% + 8 over the reference's, the peak processes of the tree by at most 25% + 16, the peak resident
-  memory of each program by at most 25%, and /tmp, /dev/shm and scratch at a round's end by at most
+  memory of each program by at most 25% + 16 MiB, and /tmp, /dev/shm and scratch at a round's end by at most
   1 MiB over the reference round's end. RUNDIR grows by design (checkpoints, tables): reported, not checked.
 """
 import argparse
@@ -35,6 +35,10 @@ import sys
 import time
 
 MIB = 1 << 20
+# A program's memory may grow 25% plus this much (KiB) over the reference round's peak. The peak is
+# what a half-second sampler saw, and a program that lives well under a second (spade-regret, ~17 MiB)
+# is caught at any point of its start-up: 12.7 MiB in one round, 17.9 in another (soak 2026-12-06).
+RSS_ADD_KIB = 16 * 1024
 
 
 def du(path, skip=()):
@@ -185,7 +189,7 @@ def checks(rows, base):
             if r[k] > ref[k] + MIB:
                 bad.append("round %s: %s %d over round %s's %d at its end" % (r["round"], k, r[k], ref["round"], ref[k]))
         for k, v in r.items():
-            if k.startswith("rss_peak_kib.") and ref.get(k) and v and v > ref[k] * 1.25:
+            if k.startswith("rss_peak_kib.") and ref.get(k) and v and v > ref[k] * 1.25 + RSS_ADD_KIB:
                 bad.append("round %s: %s %d over round %s's %d" % (r["round"], k, v, ref["round"], ref[k]))
     return bad
 

@@ -928,6 +928,34 @@ fn hint_lift_measures_each_environment_from_its_plays() {
     }
 }
 
+/// The soak's memory check (`scripts/soak.py --recheck`): a short-lived program caught at another
+/// point of its start-up (12 MiB in one round, 17 in the next) is within the allowance; a program
+/// whose peak grows by a third round over round is not.
+#[test]
+fn the_soak_memory_check_tells_growth_from_a_small_programs_jitter() {
+    let d = tmp();
+    let check = |regret: [u64; 3], rollout: [u64; 3]| -> (bool, Value) {
+        let out = d.path().join(format!("report-{}-{}", regret[2], rollout[2]));
+        std::fs::create_dir_all(&out).unwrap();
+        let mut csv = String::from("round,seconds,procs_peak,procs_end,fds_peak,workers_peak,workers_end,runs_bytes,tmp_bytes,shm_bytes,scratch_bytes,rss_peak_kib.spade-regret,rss_peak_kib.spade-rollout,workers_orphaned\n");
+        for (i, (g, r)) in regret.iter().zip(rollout).enumerate() {
+            csv += &format!("{},60.0,22,10,30,12,0,{},0,0,0,{g},{r},\n", i + 1, (i + 1) << 30);
+        }
+        csv += "end,10.0,0,0,0,0,0,0,0,0,0,,,0\n";
+        std::fs::write(out.join("soak.csv"), csv).unwrap();
+        let summary = json!({"baseline": {"runs_bytes": 0, "tmp_bytes": 0, "shm_bytes": 0, "scratch_bytes": 0}});
+        std::fs::write(out.join("soak.json"), summary.to_string()).unwrap();
+        let o = std::process::Command::new(python()).arg(root().join("scripts/soak.py")).arg("--recheck").arg(&out).output().unwrap();
+        let summary: Value = serde_json::from_str(&std::fs::read_to_string(out.join("soak.json")).unwrap()).unwrap();
+        (o.status.success(), summary["failed_checks"].clone())
+    };
+    let (ok, failed) = check([17_900, 12_664, 17_424], [1_000_000, 1_050_000, 1_060_000]);
+    assert!(ok && failed == json!([]), "{failed}");
+    let (ok, failed) = check([17_900, 12_664, 17_424], [1_000_000, 1_000_000, 1_340_000]);
+    assert!(!ok, "{failed}");
+    assert_eq!(failed, json!(["round 3: rss_peak_kib.spade-rollout 1340000 over round 2's 1000000"]));
+}
+
 /// `make soak` on the tiny model, two rounds: a row per round and one after the run, nothing of
 /// the run left behind (processes, sandbox workers, /tmp, /dev/shm, scratch), the checks passed.
 #[test]
