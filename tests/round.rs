@@ -945,7 +945,7 @@ fn the_soak_memory_check_tells_growth_from_a_small_programs_jitter() {
         std::fs::write(out.join("soak.csv"), csv).unwrap();
         let summary = json!({"baseline": {"runs_bytes": 0, "tmp_bytes": 0, "shm_bytes": 0, "scratch_bytes": 0}});
         std::fs::write(out.join("soak.json"), summary.to_string()).unwrap();
-        let o = std::process::Command::new(python()).arg(root().join("scripts/soak.py")).arg("--recheck").arg(&out).output().unwrap();
+        let o = Command::new(python()).arg(root().join("scripts/soak.py")).arg("--recheck").arg(&out).output().unwrap();
         let summary: Value = serde_json::from_str(&std::fs::read_to_string(out.join("soak.json")).unwrap()).unwrap();
         (o.status.success(), summary["failed_checks"].clone())
     };
