@@ -41,13 +41,19 @@ GPU = $(filter cuda%,$(DEVICE))
 SIZE ?= $(if $(GPU),8$(comma)4$(comma)8,1$(comma)2$(comma)2)
 STEPS ?= $(if $(GPU),4,1)
 DELAY ?= 0
-EVAL_EVERY ?= 1
+# EVAL_PRESET=power: an evaluation sized to see a 3-point change (issue #42): the 18 easy
+# environments written for evaluation only (data/heldout-easy/) beside the held-out seed ones,
+# 24 episodes each (1,008), rg:easy with 134 items per task (804), every third round. Each knob
+# below still wins when set.
+EVAL_PRESET ?=
+POWER = $(filter power,$(EVAL_PRESET))
+EVAL_EVERY ?= $(if $(POWER),3,1)
 # Held-out evaluation: Reasoning-Gym tasks the 135M model partly solves (rg:easy, EVAL_N items per
 # task) and the held-out seed environments (data/heldout-envs/, never in a warm-up or a memory),
 # played without the hint, EVAL_SAMPLES episodes each (other environment seeds); greedy.
-EVAL_SUITES ?= rg:easy,envs:data/heldout-envs$(if $(TOOL_USE),$(comma)bfcl-mt,)
-EVAL_N ?= 32
-EVAL_SAMPLES ?= 2
+EVAL_SUITES ?= rg:easy,envs:data/heldout-envs$(if $(POWER),$(comma)envs:data/heldout-easy,)$(if $(TOOL_USE),$(comma)bfcl-mt,)
+EVAL_N ?= $(if $(POWER),134,32)
+EVAL_SAMPLES ?= $(if $(POWER),24,2)
 THREADS ?= 2
 DEVICE ?= cpu
 # The weights generation runs on (design, rollout, eval): f32 (log-probs equal the trainer's), q8_0, or

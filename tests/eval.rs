@@ -362,3 +362,43 @@ fn held_out_environments_are_a_stratified_share_no_seed_pool_contains() {
     assert!(out.status.success());
     assert_eq!(String::from_utf8_lossy(&out.stdout), "", "the committed split is the script's");
 }
+
+/// The easy environments written for evaluation only (`data/heldout-easy/`, `EVAL_PRESET=power`):
+/// all at the easy level, every skill, in no seed pool or held-out split (by name or by code), and
+/// each carries a reference solver, playing from what the agent is shown, that validation requires
+/// to win every episode it plays.
+#[test]
+fn the_evaluation_only_easy_environments_are_new_valid_and_solvable() {
+    let root = crate::util::root();
+    let easy = crate::util::files_in(&root.join("data/heldout-easy"));
+    assert!(easy.len() >= 18, "{easy:?}");
+    let mut others = BTreeSet::new();
+    for dir in ["data/seed-envs", "data/seed-envs-tool-use", "data/heldout-envs"] {
+        for f in crate::util::files_in(&root.join(dir)) {
+            others.insert(f.clone());
+            others.insert(std::fs::read_to_string(root.join(dir).join(&f)).unwrap());
+        }
+    }
+    let mut skills = BTreeSet::new();
+    for f in &easy {
+        let c = std::fs::read_to_string(root.join("data/heldout-easy").join(f)).unwrap();
+        assert!(f.starts_with("easy_") && !others.contains(f) && !others.contains(&c), "{f} is not new at the easy level");
+        assert!(c.lines().any(|l| l.trim() == spade_sandbox::validate::SOLVER_MARKER), "{f} has no reference solver");
+        skills.insert(c.lines().find_map(|l| l.strip_prefix("# skill:")).unwrap().trim().to_string());
+    }
+    assert_eq!(skills.len(), 6, "every skill: {skills:?}");
+    let d = tmp();
+    let (envs, rej) = (d.path().join("envs.jsonl"), d.path().join("rejects.jsonl"));
+    stage("spade-validate")
+        .arg(root.join("data/heldout-easy"))
+        .arg("-o")
+        .arg(&envs)
+        .arg("--rejects")
+        .arg(&rej)
+        .args(["--require-solver", "--solver-seeds", "8", "--jobs", "2"])
+        .assert()
+        .success();
+    let (envs, rej) = (read_jsonl(&envs), read_jsonl(&rej));
+    assert_eq!((envs.len(), rej.len()), (easy.len(), 0), "{rej:?}");
+    assert!(envs.iter().all(|e| e["solver_wins"] == 8), "every solver wins every episode");
+}
