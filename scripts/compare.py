@@ -9,14 +9,16 @@ runs/<exp>/compare.html (one plot per metric, one line per arm, error bars = one
 runs/<exp>/compare.png (the six main metrics in one figure, for a README), runs/<exp>/compare.md (the
 table in Markdown, mean ± standard error; then, per arm, round and evaluation measure, the paired
 difference over the items both evaluated to the start and to the fixed-pool arm's same round, with a
-95% interval), and prints the CSV's path. Round 0 is the starting model's evaluation (eval-start.parquet of the
+95% interval over items and, where items have several samples (environments' episodes on the same
+seeds), one with the items fixed), and prints the CSV's path. Round 0 is the starting model's evaluation (eval-start.parquet of the
 first arm that has one); its training columns are empty.
 
 Columns: validity (valid share of designed candidates), edge_share (share of played environments
 whose no-hint win rate is in [0.4, 0.6]), regret (mean hint − no-hint win rate over played
 environments), vendi_per_n (of the memory after the round), nohint_return (agent's mean no-hint
 training return), heldout_env (held-out environment suites' mean return), rg (Reasoning-Gym
-suites' mean score), each *_se its standard error (over environments or eval items); compute:
+suites' mean score), each *_se its standard error (over environments or eval items), heldout_env_se_fixed the
+held-out mean's standard error with the environments fixed (their episodes the draw); compute:
 episodes, generated_tokens (agent), agent_tokens_trained, designer_tokens_trained. Signals
 (issue #42): hint_lift_positive (share of played environments whose hint arm won more than the
 no-hint arm), designer_variance_share (share of the round's designer advantage groups whose rewards
@@ -37,7 +39,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 COLUMNS = ["arm", "round", "validity", "edge_share", "edge_share_se", "regret", "regret_se", "vendi_per_n",
-           "nohint_return", "nohint_return_se", "heldout_env", "heldout_env_se", "rg", "rg_se", "episodes",
+           "nohint_return", "nohint_return_se", "heldout_env", "heldout_env_se", "heldout_env_se_fixed", "rg", "rg_se", "episodes",
            "generated_tokens", "agent_tokens_trained", "designer_tokens_trained", "hint_lift_positive",
            "hint_lift_positive_se", "designer_variance_share", "envs_played"]
 
@@ -62,6 +64,24 @@ def eval_scores(rows, pick):
     return mean_se([sum(v) / len(v) for v in per_item.values()])
 
 
+def se_items_fixed(rows, pick):
+    """Standard error of the mean score of the suites `pick` accepts with the items fixed and their
+    samples the random draw: √(Σ s²ᵢ/nᵢ)/K over the K items' sample variances (as spade-eval's
+    `stderr_within`); None without items."""
+    per_item = {}
+    for r in rows:
+        if pick(r["suite"]):
+            per_item.setdefault((r["suite"], r["task"], r["item_id"]), []).append(r["score"])
+    if not per_item:
+        return None
+    var_of_mean = 0.0
+    for v in per_item.values():
+        if len(v) >= 2:
+            mu = sum(v) / len(v)
+            var_of_mean += sum((x - mu) ** 2 for x in v) / (len(v) - 1) / len(v)
+    return math.sqrt(var_of_mean) / len(per_item)
+
+
 def item_scores(rows, pick):
     """Mean score per eval item ((suite, task, item_id), over its samples) of the suites `pick` accepts."""
     per_item = {}
@@ -72,14 +92,28 @@ def item_scores(rows, pick):
 
 
 def paired(rows, ref, pick):
-    """Paired difference rows − ref over the items both evaluated: (mean, 95% low, 95% high, n), the
-    interval mean ± 1.96 standard errors of the per-item differences; None without common items."""
+    """Paired difference rows − ref over the items both evaluated: (mean, 95% low, 95% high, n items,
+    95% low and high with the items fixed), the first interval mean ± 1.96 standard errors of the
+    per-item differences (items drawn from a population), the second from the spread of the per-sample
+    differences within each item (episodes on the same environment seeds), √(Σ s²ᵢ/nᵢ)/K: None, None
+    where no item has two common samples; None without common items."""
     a, b = item_scores(rows, pick), item_scores(ref, pick)
     d = [a[k] - b[k] for k in a if k in b]
     if not d:
         return None
     m, se = mean_se(d)
-    return m, m - 1.96 * se, m + 1.96 * se, len(d)
+    sa, sb = sample_scores(rows, pick), sample_scores(ref, pick)
+    diffs = [{"suite": k[0][0], "task": k[0][1], "item_id": k[0][2], "score": sa[k] - sb[k]} for k in sa if k in sb]
+    fixed = (None, None)
+    if len(diffs) > len({(r["suite"], r["task"], r["item_id"]) for r in diffs}):
+        se_w = se_items_fixed(diffs, lambda s: True)
+        fixed = (m - 1.96 * se_w, m + 1.96 * se_w)
+    return (m, m - 1.96 * se, m + 1.96 * se, len(d)) + fixed
+
+
+def sample_scores(rows, pick):
+    """Score per ((suite, task, item_id), sample) of the suites `pick` accepts."""
+    return {((r["suite"], r["task"], r["item_id"]), r["sample"]): r["score"] for r in rows if pick(r["suite"])}
 
 
 MEASURES = [("heldout_env", "held-out envs", lambda s: s.startswith("envs:")), ("rg", "rg:easy", lambda s: s.startswith("rg"))]
@@ -100,7 +134,10 @@ def paired_rows(evals, start, arms, baseline="fixed-pool"):
 
 def paired_markdown(prows, baseline="fixed-pool"):
     def cell(p):
-        return "" if p is None else "%+.3f [%+.3f, %+.3f] (%d)" % p
+        if p is None:
+            return ""
+        text = "%+.3f [%+.3f, %+.3f] (%d)" % p[:4]
+        return text if p[4] is None else text + "; items fixed [%+.3f, %+.3f]" % p[4:]
     lines = ["| arm | round | measure | vs start | vs %s |" % baseline, "| --- | --- | --- | --- | --- |"]
     for r in prows:
         lines.append("| %s | %s | %s | %s | %s |" % (r["arm"], r["round"], r["measure"], cell(r["start"]), cell(r.get(baseline))))
@@ -110,6 +147,7 @@ def paired_markdown(prows, baseline="fixed-pool"):
 def eval_row(rows):
     out = {}
     out["heldout_env"], out["heldout_env_se"] = eval_scores(rows, lambda s: s.startswith("envs:"))
+    out["heldout_env_se_fixed"] = se_items_fixed(rows, lambda s: s.startswith("envs:"))
     out["rg"], out["rg_se"] = eval_scores(rows, lambda s: s.startswith("rg"))
     return out
 

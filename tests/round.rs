@@ -584,6 +584,39 @@ fn an_experiment_runs_its_arms_from_one_start_at_matched_compute_and_compares_th
     }
 }
 
+/// compare.md's paired difference to the start (issue #42): an interval over items, and, where
+/// items have several samples on the same seeds, one with the items fixed, narrower when the change
+/// differs between items (half gain a quarter of their episodes, half nothing) more than the seeds'
+/// noise explains; none without common items.
+#[test]
+fn the_paired_difference_gives_an_interval_with_the_items_fixed() {
+    let script = r#"
+import sys
+sys.path.insert(0, sys.argv[1])
+import compare
+start, after = [], []
+for e in range(40):
+    for s in range(24):
+        base = 1.0 if s % 2 == 0 else 0.0
+        start.append(dict(suite="envs:h", task="t", item_id=str(e), sample=s, score=base))
+        after.append(dict(suite="envs:h", task="t", item_id=str(e), sample=s, score=1.0 if (base or (e < 20 and s % 4 == 1)) else 0.0))
+pick = lambda s: s.startswith("envs:")
+m, lo, hi, n, flo, fhi = compare.paired(after, start, pick)
+assert n == 40 and abs(m - 0.125) < 1e-9, (m, n)
+assert lo < flo < m < fhi < hi and (fhi - flo) < 0.6 * (hi - lo), (lo, flo, m, fhi, hi)
+cell = compare.paired_markdown([dict(arm="a", round=1, measure="held-out envs", start=(m, lo, hi, n, flo, fhi))])[2]
+assert "items fixed [" in cell, cell
+single = [dict(r, sample=0) for r in start if r["sample"] == 0]
+assert compare.paired(single, single, pick)[4:] == (None, None)
+assert compare.paired(after, [dict(r, item_id="x" + r["item_id"]) for r in start], pick) is None
+print(round(compare.se_items_fixed(start, pick), 4))
+"#;
+    let out = Command::new(python()).arg("-c").arg(script).arg(root().join("scripts")).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // Every item wins alternate seeds: variance 0.25 · 24/23 of each item's mean over 24 episodes.
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), format!("{:.4}", (40.0 * 0.25 * 24.0 / 23.0 / 24.0_f64).sqrt() / 40.0));
+}
+
 /// The designer candidates a step scored, sorted.
 pub(crate) fn scored(step: &Path) -> Vec<String> {
     let mut ids = strs(&rows(&step.join("scores.parquet")), "candidate_id");
