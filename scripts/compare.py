@@ -55,47 +55,54 @@ def mean_se(xs):
     return m, math.sqrt(var / len(xs))
 
 
-def eval_scores(rows, pick):
-    """Mean and item-level standard error of the eval rows whose suite `pick` accepts."""
+def item_key(r):
+    """An eval row's item: (suite, task, item_id)."""
+    return r["suite"], r["task"], r["item_id"]
+
+
+def item_samples(rows, pick):
+    """The scores of each eval item's samples, per item, of the suites `pick` accepts."""
     per_item = {}
     for r in rows:
         if pick(r["suite"]):
-            per_item.setdefault((r["suite"], r["task"], r["item_id"]), []).append(r["score"])
-    return mean_se([sum(v) / len(v) for v in per_item.values()])
+            per_item.setdefault(item_key(r), []).append(r["score"])
+    return per_item
+
+
+def eval_scores(rows, pick):
+    """Mean and item-level standard error of the eval rows whose suite `pick` accepts."""
+    return mean_se([sum(v) / len(v) for v in item_samples(rows, pick).values()])
+
+
+def fixed_se(per_item):
+    """Standard error of the mean over items with the items fixed and their samples the random draw:
+    √(Σ s²ᵢ/nᵢ)/K over the K items' sample variances (as spade-eval's `stderr_within`; an item with
+    one sample adds nothing); None without items."""
+    if not per_item:
+        return None
+    return math.sqrt(sum(mean_se(v)[1] ** 2 for v in per_item.values())) / len(per_item)
 
 
 def se_items_fixed(rows, pick):
-    """Standard error of the mean score of the suites `pick` accepts with the items fixed and their
-    samples the random draw: √(Σ s²ᵢ/nᵢ)/K over the K items' sample variances (as spade-eval's
-    `stderr_within`); None without items."""
-    per_item = {}
-    for r in rows:
-        if pick(r["suite"]):
-            per_item.setdefault((r["suite"], r["task"], r["item_id"]), []).append(r["score"])
-    if not per_item:
-        return None
-    var_of_mean = 0.0
-    for v in per_item.values():
-        if len(v) >= 2:
-            mu = sum(v) / len(v)
-            var_of_mean += sum((x - mu) ** 2 for x in v) / (len(v) - 1) / len(v)
-    return math.sqrt(var_of_mean) / len(per_item)
+    """`fixed_se` of the eval rows whose suite `pick` accepts."""
+    return fixed_se(item_samples(rows, pick))
 
 
 def item_scores(rows, pick):
     """Mean score per eval item ((suite, task, item_id), over its samples) of the suites `pick` accepts."""
-    per_item = {}
-    for r in rows:
-        if pick(r["suite"]):
-            per_item.setdefault((r["suite"], r["task"], r["item_id"]), []).append(r["score"])
-    return {k: sum(v) / len(v) for k, v in per_item.items()}
+    return {k: sum(v) / len(v) for k, v in item_samples(rows, pick).items()}
+
+
+def sample_scores(rows, pick):
+    """Score per ((suite, task, item_id), sample) of the suites `pick` accepts."""
+    return {(item_key(r), r["sample"]): r["score"] for r in rows if pick(r["suite"])}
 
 
 def paired(rows, ref, pick):
     """Paired difference rows − ref over the items both evaluated: (mean, 95% low, 95% high, n items,
     95% low and high with the items fixed), the first interval mean ± 1.96 standard errors of the
     per-item differences (items drawn from a population), the second from the spread of the per-sample
-    differences within each item (episodes on the same environment seeds), √(Σ s²ᵢ/nᵢ)/K: None, None
+    differences within each item (episodes on the same environment seeds), `fixed_se`: None, None
     where no item has two common samples; None without common items."""
     a, b = item_scores(rows, pick), item_scores(ref, pick)
     d = [a[k] - b[k] for k in a if k in b]
@@ -103,17 +110,15 @@ def paired(rows, ref, pick):
         return None
     m, se = mean_se(d)
     sa, sb = sample_scores(rows, pick), sample_scores(ref, pick)
-    diffs = [{"suite": k[0][0], "task": k[0][1], "item_id": k[0][2], "score": sa[k] - sb[k]} for k in sa if k in sb]
+    diffs = {}
+    for key, x in sa.items():
+        if key in sb:
+            diffs.setdefault(key[0], []).append(x - sb[key])
     fixed = (None, None)
-    if len(diffs) > len({(r["suite"], r["task"], r["item_id"]) for r in diffs}):
-        se_w = se_items_fixed(diffs, lambda s: True)
+    if any(len(v) >= 2 for v in diffs.values()):
+        se_w = fixed_se(diffs)
         fixed = (m - 1.96 * se_w, m + 1.96 * se_w)
     return (m, m - 1.96 * se, m + 1.96 * se, len(d)) + fixed
-
-
-def sample_scores(rows, pick):
-    """Score per ((suite, task, item_id), sample) of the suites `pick` accepts."""
-    return {((r["suite"], r["task"], r["item_id"]), r["sample"]): r["score"] for r in rows if pick(r["suite"])}
 
 
 MEASURES = [("heldout_env", "held-out envs", lambda s: s.startswith("envs:")), ("rg", "rg:easy", lambda s: s.startswith("rg"))]

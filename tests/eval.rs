@@ -372,17 +372,17 @@ fn the_evaluation_only_easy_environments_are_new_valid_and_solvable() {
     let root = crate::util::root();
     let easy = crate::util::files_in(&root.join("data/heldout-easy"));
     assert!(easy.len() >= 18, "{easy:?}");
-    let mut others = BTreeSet::new();
+    let (mut names, mut codes) = (BTreeSet::new(), BTreeSet::new());
     for dir in ["data/seed-envs", "data/seed-envs-tool-use", "data/heldout-envs"] {
         for f in crate::util::files_in(&root.join(dir)) {
-            others.insert(f.clone());
-            others.insert(std::fs::read_to_string(root.join(dir).join(&f)).unwrap());
+            codes.insert(std::fs::read_to_string(root.join(dir).join(&f)).unwrap());
+            names.insert(f);
         }
     }
     let mut skills = BTreeSet::new();
     for f in &easy {
         let c = std::fs::read_to_string(root.join("data/heldout-easy").join(f)).unwrap();
-        assert!(f.starts_with("easy_") && !others.contains(f) && !others.contains(&c), "{f} is not new at the easy level");
+        assert!(f.starts_with("easy_") && !names.contains(f) && !codes.contains(&c), "{f} is not new at the easy level");
         assert!(c.lines().any(|l| l.trim() == spade_sandbox::validate::SOLVER_MARKER), "{f} has no reference solver");
         skills.insert(c.lines().find_map(|l| l.strip_prefix("# skill:")).unwrap().trim().to_string());
     }
