@@ -644,14 +644,17 @@ seed-plays: $(BUILD_DEP) venv $(MODEL_DEP)
 # for MODEL, with the round's agent (ROLLOUT_FLAGS, TEMPERATURE, REPR), HL_GROUP episodes per arm, into
 # HL_RUN/lift.csv (per environment) and lift.json (the mean lift over the environments ever won, the
 # share of them with a positive lift); HL_PROMPTS: a folder of agent templates to measure instead of
-# the built-in ones (spade-rollout --prompts).
+# the built-in ones (spade-rollout --prompts); HL_HINTS: a tab-separated file (environment file name,
+# hint) whose hints replace the files' own (data/hint-variants/).
 HL_ENVS ?= $(SEEDS)
 HL_GROUP ?= 8
 HL_RUN ?= $(RUNS)/hint-lift
 HL_PROMPTS ?=
+HL_HINTS ?=
 hint-lift: $(BUILD_DEP) venv $(MODEL_DEP)
 	mkdir -p $(HL_RUN)
-	$(VALIDATE) $(HL_ENVS) $(VALIDATE_SEED) -o $(HL_RUN)/envs.parquet --rejects $(HL_RUN)/rejects.parquet --jobs 2
+	$(if $(HL_HINTS),rm -rf $(HL_RUN)/src && $(PYTHON) scripts/hint_lift.py --swap $(HL_HINTS) $(HL_RUN)/src $(HL_ENVS))
+	$(VALIDATE) $(if $(HL_HINTS),$(HL_RUN)/src,$(HL_ENVS)) $(VALIDATE_SEED) -o $(HL_RUN)/envs.parquet --rejects $(HL_RUN)/rejects.parquet --jobs 2
 	$(ROLLOUT) --model $(MODEL) --envs $(HL_RUN)/envs.parquet -o $(HL_RUN)/rollouts.parquet --group $(HL_GROUP) \
 	  $(ROLLOUT_FLAGS) $(MODELFLAGS) --repr $(REPR) $(if $(HL_PROMPTS),--prompts $(HL_PROMPTS)) --seed $(SEED) --round 0
 	$(PYTHON) scripts/hint_lift.py $(HL_RUN)

@@ -2,6 +2,10 @@
 """The hint lift of `make hint-lift`, from its files alone.
 
     hint_lift.py RUN    RUN/lift.csv and RUN/lift.json from RUN/envs.parquet and RUN/rollouts.parquet
+    hint_lift.py --swap HINTS OUT FILE...
+                        copies of the environment files FILE (or a folder's *.py) in folder OUT, each with its `# hint:` line
+                        replaced by the hint HINTS gives its file name (a tab-separated file: name, hint;
+                        `#` lines are comments), to measure other hints on the same environments
 
 A row of lift.csv is one environment: its no-hint and hint win rates (mean `return`, the quantity
 regret compares, each with its standard error), their difference (the lift, hint − no-hint, the
@@ -91,9 +95,67 @@ def lift(run):
     return 0
 
 
+def read_hints(path):
+    """{file name: hint} from a tab-separated hints file; errors name the file and line."""
+    hints = {}
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            line = line.rstrip("\n")
+            if not line.strip() or line.startswith("#"):
+                continue
+            parts = line.split("\t")
+            if len(parts) != 2 or not parts[0].strip() or not parts[1].strip():
+                raise ValueError(f"{path}:{n}: expected `file<TAB>hint`")
+            if parts[0] in hints:
+                raise ValueError(f"{path}:{n}: {parts[0]} has a hint already")
+            hints[parts[0]] = parts[1].strip()
+    return hints
+
+
+def swap(hints_path, out, files):
+    """Write each of FILES into OUT with its hint line replaced; every file must have a hint and a hint line."""
+    try:
+        hints = read_hints(hints_path)
+    except (OSError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    staged = []
+    files = [q for p in files for q in ([os.path.join(p, n) for n in sorted(os.listdir(p)) if n.endswith(".py")]
+                                         if os.path.isdir(p) else [p])]
+    for path in files:
+        name = os.path.basename(path)
+        if name not in hints:
+            print(f"error: {hints_path}: no hint for {name}", file=sys.stderr)
+            return 2
+        try:
+            lines = open(path).read().split("\n")
+        except OSError as e:
+            print(f"error: {path}: {e.strerror}", file=sys.stderr)
+            return 2
+        at = [i for i, l in enumerate(lines) if l.startswith("# hint:")]
+        if len(at) != 1:
+            print(f"error: {path}: expected one `# hint:` line, found {len(at)}", file=sys.stderr)
+            return 2
+        lines[at[0]] = f"# hint: {hints[name]}"
+        staged.append((name, "\n".join(lines)))
+    os.makedirs(out, exist_ok=True)
+    for name, text in staged:
+        tmp = os.path.join(out, name + ".tmp")
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.replace(tmp, os.path.join(out, name))
+    print(f"{len(staged)} environments with hints from {hints_path} in {out}", file=sys.stderr)
+    return 0
+
+
 def main(argv):
+    if argv[:1] == ["--swap"]:
+        if len(argv) < 4:
+            print("usage: hint_lift.py --swap HINTS OUT FILE...", file=sys.stderr)
+            return 2
+        return swap(argv[1], argv[2], argv[3:])
     if len(argv) != 1 or argv[0].startswith("-"):
-        print("usage: hint_lift.py RUN", file=sys.stderr)
+        print("usage: hint_lift.py RUN | hint_lift.py --swap HINTS OUT FILE...", file=sys.stderr)
         return 2
     if not os.path.isdir(argv[0]):
         print(f"error: {argv[0]}: no such run folder", file=sys.stderr)
