@@ -11,13 +11,17 @@ A row of lift.csv is one environment: its no-hint and hint win rates (mean `retu
 regret compares, each with its standard error), their difference (the lift, hint − no-hint, the
 environment's regret; its standard error from the two arms' — the arms' episodes are independent
 draws), the success rates of both arms, and the share of each arm's episodes that did not end ok
-(status: truncated, error, ...). lift.json: the mean lift over the environments the agent ever wins (a success in
+(status: truncated, error, ...), and each arm's echo: the share of its first replies that name one of the
+hint's own numbers or `\\boxed{...}` answers that the first observation does not show (empty when the hint
+has none; the no-hint arm's share is the chance rate; a hint arm far above it copies the hint instead of
+solving its own instance). lift.json: the mean lift over the environments the agent ever wins (a success in
 either arm), with its standard error over those environments, the share of them with a lift above 0,
-the same over all environments, and each arm's mean.
+the same over all environments, each arm's mean, and each arm's mean echo.
 """
 import csv
 import json
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -25,6 +29,40 @@ from learn_curve import fmt, mean_se  # noqa: E402
 from tables import table  # noqa: E402
 
 COLS = ["env_id", "arm", "episode", "return", "success", "status", "turns", "skill"]
+NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w])")
+BOXED = re.compile(r"\\boxed\{([^{}]*)\}")
+
+
+def pct(x):
+    return "-" if x is None else f"{x:.0%}"
+
+
+def hint_answers(hint):
+    """What a reply could copy from a hint: its numbers and its `\\boxed{...}` answers, lower-cased."""
+    return {x.lower() for x in NUMBER.findall(hint or "")} | {x.strip().lower() for x in BOXED.findall(hint or "") if x.strip()}
+
+
+def names(text, word):
+    return re.search(r"(?<![\w.])" + re.escape(word) + r"(?![\w])", text) is not None
+
+
+def echo(episode, answers, hint):
+    """Whether the episode's first reply names one of `answers` that its first observation does not show;
+    None when there is nothing to copy (no answers, or the transcript lacks a first observation and reply)."""
+    try:
+        msgs = json.loads(episode.get("transcript") or "{}").get("messages", [])
+    except ValueError:
+        return None
+    users = [m.get("content") or "" for m in msgs if m.get("role") == "user"]
+    replies = [m.get("content") or "" for m in msgs if m.get("role") == "assistant"]
+    if not users or not replies:
+        return None
+    seen = users[0].lower().replace((hint or "").lower(), "") if hint else users[0].lower()
+    fresh = [a for a in answers if not names(seen, a)]
+    if not fresh:
+        return None
+    reply = replies[0].lower()
+    return any(names(reply, a) for a in fresh)
 
 
 def summary(rows):
@@ -38,14 +76,20 @@ def summary(rows):
         "positive_share": (sum(1 for x in lifts if x > 0) / len(lifts)) if lifts else None,
         "nohint_mean": mean_se([r["nohint_win"] for r in rows])[0],
         "hint_mean": mean_se([r["hint_win"] for r in rows])[0],
+        # Over the environments whose hint has something to copy.
+        "nohint_echo": mean_se([r["nohint_echo"] for r in rows if r["nohint_echo"] is not None])[0],
+        "hint_echo": mean_se([r["hint_echo"] for r in rows if r["hint_echo"] is not None])[0],
+        "echo_envs": sum(1 for r in rows if r["hint_echo"] is not None),
     }
 
 
 def lift(run):
     envs = {r["env_id"]: r for r in table(os.path.join(run, "envs.parquet"))}
-    eps = table(os.path.join(run, "rollouts.parquet"), columns=COLS)
+    path = os.path.join(run, "rollouts.parquet")
+    # Plays slimmed of their transcripts (scripts/slim-plays.py) have no echo to count.
+    eps = table(path, columns=COLS + ["transcript"]) or table(path, columns=COLS)
     if not eps:
-        print(f"error: {os.path.join(run, 'rollouts.parquet')}: no episodes", file=sys.stderr)
+        print(f"error: {path}: no episodes", file=sys.stderr)
         return 2
     by = {}
     for r in eps:
@@ -63,6 +107,9 @@ def lift(run):
             row[f"{arm}_win"], row[f"{arm}_win_se"] = m if m is not None else 0.0, se
             row[f"{arm}_success"] = sum(1 for r in xs if r["success"]) / len(xs)
             row[f"{arm}_not_ok"] = sum(1 for r in xs if r["status"] != "ok") / len(xs)
+            answers = hint_answers(e.get("hint"))
+            echoes = [x for x in (echo(r, answers, e.get("hint")) for r in xs) if x is not None] if answers else []
+            row[f"{arm}_echo"] = sum(echoes) / len(echoes) if echoes else None
         row["lift"] = row["hint_win"] - row["nohint_win"]
         ses = [row["nohint_win_se"], row["hint_win_se"]]
         row["lift_se"] = (ses[0] ** 2 + ses[1] ** 2) ** 0.5 if None not in ses else None
@@ -73,7 +120,8 @@ def lift(run):
         return 2
     out.sort(key=lambda r: (-r["lift"], r["source"]))
     keys = ["source", "skill", "nohint_episodes", "nohint_win", "nohint_win_se", "hint_episodes", "hint_win", "hint_win_se",
-            "lift", "lift_se", "nohint_success", "hint_success", "nohint_not_ok", "hint_not_ok", "ever_won", "env_id"]
+            "lift", "lift_se", "nohint_success", "hint_success", "nohint_not_ok", "hint_not_ok", "nohint_echo", "hint_echo",
+            "ever_won", "env_id"]
     tmp = os.path.join(run, "lift.csv.tmp")
     with open(tmp, "w", newline="") as f:
         w = csv.writer(f)
@@ -91,6 +139,10 @@ def lift(run):
         print(f"hint lift over the {e['envs']} environments ever won: {e['mean_lift']:+.3f}"
               f" (se {fmt(e['mean_lift_se'])}), positive on {e['positive_share']:.0%};"
               f" no-hint {e['nohint_mean']:.3f}, hint {e['hint_mean']:.3f}", file=sys.stderr)
+    if e["echo_envs"]:
+        print(f"first replies naming the hint's own numbers or answers ({e['echo_envs']} environments):"
+              f" hint arm {e['hint_echo']:.0%}, no-hint arm {pct(e['nohint_echo'])}",
+              file=sys.stderr)
     print(os.path.join(run, "lift.csv"))
     return 0
 

@@ -903,7 +903,8 @@ fn learn_check_writes_its_curve_and_resumes() {
 
 /// `make hint-lift` on the tiny model: both arms of each environment played HL_GROUP times, a
 /// lift.csv row per environment whose win rates and lift are the rollouts' own means, lift.json's
-/// mean over the environments ever won, and HL_PROMPTS reaching the hint arm's first message.
+/// mean over the environments ever won, and HL_PROMPTS and HL_HINTS reaching the hint arm's first
+/// message.
 #[test]
 fn hint_lift_measures_each_environment_from_its_plays() {
     let d = tmp();
@@ -917,11 +918,16 @@ fn hint_lift_measures_each_environment_from_its_plays() {
         std::fs::copy(root().join("data/prompts").join(f), prompts.join(f)).unwrap();
     }
     std::fs::write(prompts.join("agent-first-observation.j2"), "{% if hint %}PRIVILEGED NOTE: {{ hint }}\n\n{% endif %}{{ observation }}").unwrap();
+    let hints = d.path().join("hints.tsv");
+    // (A semicolon, as in the files' own hints: the fixtures lose on any action with one, so the
+    // hint sent as the action does not win and validation keeps them.)
+    std::fs::write(&hints, "# file\thint\ncoin.py\tSwapped coin note; either.\ndie.py\tSwapped die note; calm.\n").unwrap();
     let args = vec![
         "hint-lift".to_string(),
         format!("HL_ENVS={} {}", seeds.join("coin.py").display(), seeds.join("die.py").display()),
         "HL_GROUP=3".into(),
         format!("HL_PROMPTS={}", prompts.display()),
+        format!("HL_HINTS={}", hints.display()),
     ];
     run_ok(make(&runs, &model, &corpus, &args));
     let run = runs.join("hint-lift");
@@ -931,6 +937,10 @@ fn hint_lift_measures_each_environment_from_its_plays() {
         let t: Value = serde_json::from_str(p["transcript"].as_str().unwrap()).unwrap();
         let first = t["messages"][1]["content"].as_str().unwrap();
         assert_eq!(first.starts_with("PRIVILEGED NOTE: "), p["arm"] == "hint", "{first}");
+        // HL_HINTS replaced each file's own hint.
+        if p["arm"] == "hint" {
+            assert!(first.starts_with("PRIVILEGED NOTE: Swapped ") && first.contains(" note; "), "{first}");
+        }
     }
     let text = std::fs::read_to_string(run.join("lift.csv")).unwrap();
     let mut lines = text.lines();
@@ -959,6 +969,27 @@ fn hint_lift_measures_each_environment_from_its_plays() {
         let m = ever.iter().sum::<f64>() / ever.len() as f64;
         assert!((summary["ever_won"]["mean_lift"].as_f64().unwrap() - m).abs() < 1e-9, "{summary}");
     }
+    // A hints file that lacks a row, or has a malformed one, is refused with its name and line.
+    let swap = |tsv: &str| {
+        std::fs::write(&hints, tsv).unwrap();
+        let out = d.path().join("swapped");
+        let o = Command::new(python())
+            .arg(root().join("scripts/hint_lift.py"))
+            .arg("--swap")
+            .arg(&hints)
+            .arg(&out)
+            .arg(seeds.join("coin.py"))
+            .arg(seeds.join("die.py"))
+            .output()
+            .unwrap();
+        (o.status.code(), String::from_utf8_lossy(&o.stderr).into_owned(), out.exists())
+    };
+    let (code, err, wrote) = swap("coin.py\tA note.\n");
+    assert_eq!((code, wrote), (Some(2), false), "{err}");
+    assert!(err.contains("hints.tsv: no hint for die.py"), "{err}");
+    let (code, err, wrote) = swap("coin.py\tA note.\ndie.py A note without a tab.\n");
+    assert_eq!((code, wrote), (Some(2), false), "{err}");
+    assert!(err.contains("hints.tsv:2: expected `file<TAB>hint`"), "{err}");
 }
 
 /// The soak's memory check (`scripts/soak.py --recheck`): a short-lived program caught at another
