@@ -443,7 +443,12 @@ LC_ROLLOUT_FLAGS ?= --max-new-tokens 96 --max-turns 3
 LC_GRPO_FLAGS ?=
 LC_VERSIONS := 0 $(shell seq 1 $(LC_STEPS) | awk '$$1 % $(LC_EVERY) == 0 || $$1 == $(LC_STEPS)')
 LC_MODELFLAGS = --threads $(THREADS) --device $(DEVICE) --temperature $(LC_TEMPERATURE)
-LC_PLAY = --arms nohint $(LC_ROLLOUT_FLAGS) $(LC_MODELFLAGS) --repr $(LC_REPR) --seed $(SEED)
+# Arms the training steps play and train on (spade-rollout --arms, spade-grpo-step --train-arms):
+# nohint (the reference), or hint,nohint to train the agent on its hint plays too. The held-out measures
+# and the curve's training win rate are the no-hint arm's either way.
+LC_TRAIN_ARMS ?= nohint
+LC_PLAY_FLAGS = $(LC_ROLLOUT_FLAGS) $(LC_MODELFLAGS) --repr $(LC_REPR) --seed $(SEED)
+LC_PLAY = --arms nohint $(LC_PLAY_FLAGS)
 # Version v's weights and the file that stands for them.
 LC_MODEL = $(if $(filter 0,$(1)),$(LC_START),$(LC)/step-$(call R4,$(1))/checkpoint)
 LC_DEP = $(if $(filter 0,$(1)),$(LC)/config.json,$(LC)/step-$(call R4,$(1))/checkpoint/trainer_state.json)
@@ -453,7 +458,8 @@ $(LC)/config.json: | venv
 	$(PYTHON) -c 'import json,sys; a=sys.argv[1:]; json.dump(dict(zip(a[::2],a[1::2])),open("$@.tmp","w"),indent=1)' \
 	  start "$(LC_START)" train "$(LC_TRAIN)" heldout "$(LC_HELDOUT)" steps "$(LC_STEPS)" group "$(LC_GROUP)" every "$(LC_EVERY)" \
 	  heldout_group "$(LC_HELDOUT_GROUP)" temperature "$(LC_TEMPERATURE)" lr "$(LC_LR)" repr "$(LC_REPR)" seed "$(SEED)" \
-	  threads "$(THREADS)" device "$(DEVICE)" rollout_flags "$(LC_ROLLOUT_FLAGS)" grpo_flags "$(LC_GRPO_FLAGS)"
+	  threads "$(THREADS)" device "$(DEVICE)" rollout_flags "$(LC_ROLLOUT_FLAGS)" grpo_flags "$(LC_GRPO_FLAGS)" \
+	  train_arms "$(LC_TRAIN_ARMS)"
 	mv $@.tmp $@
 
 $(LC)/train-envs.parquet: $(LC)/config.json
@@ -466,9 +472,9 @@ define LC_STEP
 $(LC)/step-$(call R4,$(1))/rollouts.parquet: $(call LC_DEP,$(call MINUS1,$(1))) $(LC)/train-envs.parquet
 	mkdir -p $(LC)/step-$(call R4,$(1))
 	$(ROLLOUT) --model $(call LC_MODEL,$(call MINUS1,$(1))) --envs $(LC)/train-envs.parquet --group $(LC_GROUP) --round 1 --step $(1) \
-	  -o $$@ $(LC_PLAY) --metrics $(LC)/step-$(call R4,$(1))/metrics.jsonl
+	  -o $$@ --arms $(LC_TRAIN_ARMS) $(LC_PLAY_FLAGS) --metrics $(LC)/step-$(call R4,$(1))/metrics.jsonl
 $(LC)/step-$(call R4,$(1))/checkpoint/trainer_state.json: $(LC)/step-$(call R4,$(1))/rollouts.parquet
-	$(GRPO_STEP) --model $(call LC_MODEL,$(call MINUS1,$(1))) --rollouts $$< --lr $(LC_LR) --diagnostics \
+	$(GRPO_STEP) --model $(call LC_MODEL,$(call MINUS1,$(1))) --rollouts $$< --lr $(LC_LR) --diagnostics --train-arms $(LC_TRAIN_ARMS) \
 	  -o $(LC)/step-$(call R4,$(1))/checkpoint $(LC_GRPO_FLAGS) $(LC_MODELFLAGS) --seed $(SEED) --round 1 \
 	  --metrics $(LC)/step-$(call R4,$(1))/metrics.jsonl
 endef

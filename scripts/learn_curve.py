@@ -5,7 +5,8 @@
     learn_curve.py --rates RUN    RUN/rates.csv: each environment's no-hint win rate (make learn-check-rates)
 
 A row of curve.csv is one policy version v (the weights after v GRPO steps): the training win rate of
-the episodes version v played in step v+1 (mean `return`, with its standard error), the held-out win
+the no-hint episodes version v played in step v+1 (mean `return`, with its standard error; the hint
+arm's apart, when the steps play it: LC_TRAIN_ARMS=hint,nohint), the held-out win
 rates where version v was measured (the training environments on episode seeds never trained on; other
 environments of the same families), and the update from v to v+1: tokens trained, each diagnostic of
 `spade-grpo-step --diagnostics`, seconds by stage. summary.json: the training gain (last two trained
@@ -22,13 +23,13 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tables import table  # noqa: E402
 
-COLS = ["token_ids", "loss_mask", "env_id", "episode", "return", "success", "status", "skill"]
+COLS = ["token_ids", "loss_mask", "env_id", "episode", "return", "success", "status", "skill", "arm"]
 
 
-def episodes(path):
-    """The ok episodes of a rollouts table, each a dict of the columns the curve uses."""
+def episodes(path, arm="nohint"):
+    """The ok episodes of one arm of a rollouts table, each a dict of the columns the curve uses."""
     rows = table(path, columns=COLS)
-    return [r for r in rows if r.get("status") == "ok"]
+    return [r for r in rows if r.get("status") == "ok" and r.get("arm", "nohint") == arm]
 
 
 def mean_se(xs):
@@ -102,6 +103,10 @@ def curve(run):
         row["train_win"], row["train_win_se"] = mean_se([r["return"] for r in eps])
         row["train_success"] = mean_se([1.0 if r["success"] else 0.0 for r in eps])[0]
         row["train_reply_tokens"] = (sum(sum(r["loss_mask"]) for r in eps) / len(eps)) if eps else None
+        # Hint plays, when the steps train on them too (make learn-check LC_TRAIN_ARMS=hint,nohint).
+        hint = episodes(os.path.join(sdir, "rollouts.parquet"), arm="hint")
+        row["train_hint_episodes"] = len(hint) or None
+        row["train_hint_win"] = mean_se([r["return"] for r in hint])[0]
         hdir = os.path.join(run, f"heldout-{v:04d}")
         for name in ("seeds", "family"):
             h = episodes(os.path.join(hdir, f"{name}.parquet"))
@@ -139,7 +144,7 @@ def curve(run):
         rows.append(row)
     keys = [
         "version", "train_episodes", "train_win", "train_win_se", "train_success", "train_reply_tokens",
-        "heldout_seeds_episodes", "heldout_seeds_win", "heldout_seeds_win_se",
+        "train_hint_episodes", "train_hint_win", "heldout_seeds_episodes", "heldout_seeds_win", "heldout_seeds_win_se",
         "heldout_family_episodes", "heldout_family_win", "heldout_family_win_se",
         "samples_trained", "tokens_trained", "kl_to_start", "entropy", "ratio_mean", "ratio_max", "clip_frac", "tis_mean",
         "grad_norm", "update_norm", "logp_win_before", "logp_win_after", "logp_lose_before", "logp_lose_after",

@@ -901,6 +901,48 @@ fn learn_check_writes_its_curve_and_resumes() {
     assert!(changed.iter().all(|f| f.extension().is_some_and(|e| e == "csv" || e == "json" || e == "png")), "recomputed: {changed:?}");
 }
 
+/// `make learn-check LC_TRAIN_ARMS=hint,nohint`: the steps play and train both arms; the curve's
+/// training win rate and the held-out measures stay the no-hint arm's.
+#[test]
+fn learn_check_trains_on_the_hint_arm_when_asked() {
+    let d = tmp();
+    let model = tiny_model(&d.path().join("tiny"), 29, 8192);
+    let corpus = corpus(d.path());
+    let runs = d.path().join("runs");
+    let seeds = root().join("tests/data/round-seeds");
+    let args = vec![
+        "learn-check".to_string(),
+        "LC_STEPS=1".into(),
+        "LC_GROUP=4".into(),
+        "LC_HELDOUT_GROUP=2".into(),
+        "LC_TRAIN_ARMS=hint,nohint".into(),
+        format!("LC_TRAIN={} {}", seeds.join("coin.py").display(), seeds.join("die.py").display()),
+        format!("LC_HELDOUT={}", seeds.join("card.py").display()),
+        "LC_ROLLOUT_FLAGS=--max-new-tokens 6 --max-turns 2 --progress off".into(),
+        "LC_LR=1e-3".into(),
+    ];
+    run_ok(make(&runs, &model, &corpus, &args));
+    let run = runs.join("learn-check");
+    let arms = |p: &Path| -> BTreeMap<String, usize> {
+        rows(p).iter().fold(BTreeMap::new(), |mut m, r| {
+            *m.entry(r["arm"].as_str().unwrap().to_string()).or_default() += 1;
+            m
+        })
+    };
+    let both = BTreeMap::from([("hint".to_string(), 8), ("nohint".to_string(), 8)]);
+    assert_eq!(arms(&run.join("step-0001/rollouts.parquet")), both);
+    assert_eq!(arms(&run.join("heldout-0000/seeds.parquet")), BTreeMap::from([("nohint".to_string(), 4)]));
+    // The update read both arms' plays.
+    let m = std::fs::read_to_string(run.join("step-0001/metrics.jsonl")).unwrap();
+    let grpo: Value = m.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()).find(|v| v["stage"] == "spade-grpo-step").unwrap();
+    assert_eq!(grpo["read"]["agent"]["rows"], 16, "{grpo}");
+    let text = std::fs::read_to_string(run.join("curve.csv")).unwrap();
+    let mut lines = text.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let v0: BTreeMap<&str, &str> = head.iter().copied().zip(lines.next().unwrap().split(',')).collect();
+    assert_eq!((v0["train_episodes"], v0["train_hint_episodes"]), ("8", "8"), "{text}");
+}
+
 /// `make hint-lift` on the tiny model: both arms of each environment played HL_GROUP times, a
 /// lift.csv row per environment whose win rates and lift are the rollouts' own means, lift.json's
 /// mean over the environments ever won, and HL_PROMPTS and HL_HINTS reaching the hint arm's first
