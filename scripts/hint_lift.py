@@ -57,7 +57,7 @@ def echo(episode, answers, hint):
     replies = [m.get("content") or "" for m in msgs if m.get("role") == "assistant"]
     if not users or not replies:
         return None
-    seen = users[0].lower().replace((hint or "").lower(), "") if hint else users[0].lower()
+    seen = users[0].lower().replace(hint.lower(), "") if hint else users[0].lower()
     fresh = [a for a in answers if not names(seen, a)]
     if not fresh:
         return None
@@ -100,6 +100,7 @@ def lift(run):
             continue
         e = envs.get(env_id, {})
         row = {"source": e.get("source") or env_id, "skill": e.get("skill"), "env_id": env_id}
+        answers = hint_answers(e.get("hint"))
         for arm in ("nohint", "hint"):
             xs = arms[arm]
             m, se = mean_se([float(r["return"]) for r in xs if r["status"] == "ok"])
@@ -107,7 +108,6 @@ def lift(run):
             row[f"{arm}_win"], row[f"{arm}_win_se"] = m if m is not None else 0.0, se
             row[f"{arm}_success"] = sum(1 for r in xs if r["success"]) / len(xs)
             row[f"{arm}_not_ok"] = sum(1 for r in xs if r["status"] != "ok") / len(xs)
-            answers = hint_answers(e.get("hint"))
             echoes = [x for x in (echo(r, answers, e.get("hint")) for r in xs) if x is not None] if answers else []
             row[f"{arm}_echo"] = sum(echoes) / len(echoes) if echoes else None
         row["lift"] = row["hint_win"] - row["nohint_win"]

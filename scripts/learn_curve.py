@@ -26,10 +26,18 @@ from tables import table  # noqa: E402
 COLS = ["token_ids", "loss_mask", "env_id", "episode", "return", "success", "status", "skill", "arm"]
 
 
-def episodes(path, arm="nohint"):
-    """The ok episodes of one arm of a rollouts table, each a dict of the columns the curve uses."""
-    rows = table(path, columns=COLS)
-    return [r for r in rows if r.get("status") == "ok" and r.get("arm", "nohint") == arm]
+def arm_episodes(path):
+    """The ok episodes of a rollouts table by arm, each a dict of the columns the curve uses."""
+    by = {}
+    for r in table(path, columns=COLS):
+        if r.get("status") == "ok":
+            by.setdefault(r.get("arm", "nohint"), []).append(r)
+    return by
+
+
+def episodes(path):
+    """The ok no-hint episodes of a rollouts table."""
+    return arm_episodes(path).get("nohint", [])
 
 
 def mean_se(xs):
@@ -98,13 +106,14 @@ def curve(run):
     for v in versions:
         row = {"version": v}
         sdir = os.path.join(run, f"step-{v + 1:04d}")
-        eps = episodes(os.path.join(sdir, "rollouts.parquet"))
+        played = arm_episodes(os.path.join(sdir, "rollouts.parquet"))
+        eps = played.get("nohint", [])
         row["train_episodes"] = len(eps) or None
         row["train_win"], row["train_win_se"] = mean_se([r["return"] for r in eps])
         row["train_success"] = mean_se([1.0 if r["success"] else 0.0 for r in eps])[0]
         row["train_reply_tokens"] = (sum(sum(r["loss_mask"]) for r in eps) / len(eps)) if eps else None
         # Hint plays, when the steps train on them too (make learn-check LC_TRAIN_ARMS=hint,nohint).
-        hint = episodes(os.path.join(sdir, "rollouts.parquet"), arm="hint")
+        hint = played.get("hint", [])
         row["train_hint_episodes"] = len(hint) or None
         row["train_hint_win"] = mean_se([r["return"] for r in hint])[0]
         hdir = os.path.join(run, f"heldout-{v:04d}")

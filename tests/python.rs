@@ -70,15 +70,11 @@ pq.write_table(pa.Table.from_pylist(rows), f"{d}/rollouts.parquet")
     let out = Command::new(python()).arg(root().join("scripts/hint_lift.py")).arg(d.path()).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = std::fs::read_to_string(d.path().join("lift.csv")).unwrap();
-    let mut lines = text.lines();
-    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let col = |name: &str| head.iter().position(|h| *h == name).unwrap();
-    let rows: std::collections::BTreeMap<String, Vec<String>> =
-        lines.map(|l| l.split(',').map(str::to_string).collect::<Vec<_>>()).map(|r| (r[col("source")].clone(), r)).collect();
-    let echo = |src: &str, arm: &str| rows[src][col(&format!("{arm}_echo"))].clone();
-    assert_eq!((echo("a.py", "hint"), echo("a.py", "nohint")), ("0.333333".into(), "0.5".into()));
-    assert_eq!((echo("b.py", "hint"), echo("b.py", "nohint")), (String::new(), String::new()));
-    assert_eq!((echo("c.py", "hint"), echo("c.py", "nohint")), ("1".into(), "0".into()));
+    let rows = csv_maps(&text);
+    let echo = |src: &str, arm: &str| rows.iter().find(|r| r["source"] == src).unwrap()[format!("{arm}_echo").as_str()];
+    assert_eq!((echo("a.py", "hint"), echo("a.py", "nohint")), ("0.333333", "0.5"));
+    assert_eq!((echo("b.py", "hint"), echo("b.py", "nohint")), ("", ""));
+    assert_eq!((echo("c.py", "hint"), echo("c.py", "nohint")), ("1", "0"));
     let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(d.path().join("lift.json")).unwrap()).unwrap();
     assert_eq!(s["all"]["echo_envs"], 2);
     assert!((s["all"]["hint_echo"].as_f64().unwrap() - (1.0 / 3.0 + 1.0) / 2.0).abs() < 1e-9, "{s}");

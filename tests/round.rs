@@ -857,9 +857,7 @@ fn learn_check_writes_its_curve_and_resumes() {
     run_ok(make(&runs, &model, &corpus, &args));
     let run = runs.join("learn-check");
     let text = std::fs::read_to_string(run.join("curve.csv")).unwrap();
-    let mut lines = text.lines();
-    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let curve: Vec<BTreeMap<&str, &str>> = lines.map(|l| head.iter().copied().zip(l.split(',')).collect()).collect();
+    let curve = csv_maps(&text);
     assert_eq!(curve.iter().map(|r| r["version"]).collect::<Vec<_>>(), ["0", "1", "2", "3"], "{text}");
     for (v, r) in curve.iter().enumerate() {
         let trained = v < 3;
@@ -937,9 +935,7 @@ fn learn_check_trains_on_the_hint_arm_when_asked() {
     let grpo: Value = m.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()).find(|v| v["stage"] == "spade-grpo-step").unwrap();
     assert_eq!(grpo["read"]["agent"]["rows"], 16, "{grpo}");
     let text = std::fs::read_to_string(run.join("curve.csv")).unwrap();
-    let mut lines = text.lines();
-    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let v0: BTreeMap<&str, &str> = head.iter().copied().zip(lines.next().unwrap().split(',')).collect();
+    let v0 = &csv_maps(&text)[0];
     assert_eq!((v0["train_episodes"], v0["train_hint_episodes"]), ("8", "8"), "{text}");
 }
 
@@ -985,9 +981,7 @@ fn hint_lift_measures_each_environment_from_its_plays() {
         }
     }
     let text = std::fs::read_to_string(run.join("lift.csv")).unwrap();
-    let mut lines = text.lines();
-    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let table: Vec<BTreeMap<&str, &str>> = lines.map(|l| head.iter().copied().zip(l.split(',')).collect()).collect();
+    let table = csv_maps(&text);
     assert_eq!(table.len(), 2, "{text}");
     let mean = |env: &str, arm: &str| {
         let xs: Vec<f64> = plays.iter().filter(|p| p["env_id"] == env && p["arm"] == arm).map(|p| p["return"].as_f64().unwrap()).collect();

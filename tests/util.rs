@@ -7,6 +7,13 @@ use std::sync::OnceLock;
 
 use assert_cmd::Command;
 
+/// The rows of a small CSV file's text (no quoted fields), each a map from header to field.
+pub fn csv_maps(text: &str) -> Vec<std::collections::BTreeMap<&str, &str>> {
+    let mut lines = text.lines();
+    let head: Vec<&str> = lines.next().unwrap_or_default().split(',').collect();
+    lines.map(|l| head.iter().copied().zip(l.split(',')).collect()).collect()
+}
+
 /// The stage binaries, in pipeline order.
 pub const STAGES: &[&str] =
     &["spade-sample-corpus", "spade-design", "spade-validate", "spade-rollout", "spade-regret", "spade-grpo-step", "spade-eval", "spade-sft"];
