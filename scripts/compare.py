@@ -41,7 +41,7 @@ from matplotlib.ticker import MaxNLocator  # noqa: E402
 COLUMNS = ["arm", "round", "validity", "edge_share", "edge_share_se", "regret", "regret_se", "vendi_per_n",
            "nohint_return", "nohint_return_se", "heldout_env", "heldout_env_se", "heldout_env_se_fixed", "rg", "rg_se", "episodes",
            "generated_tokens", "agent_tokens_trained", "designer_tokens_trained", "hint_lift_positive",
-           "hint_lift_positive_se", "designer_variance_share", "envs_played"]
+           "hint_lift_positive_se", "designer_variance_share", "envs_played", "round_seconds", "eval_seconds", "eval_share"]
 
 
 def mean_se(xs):
@@ -188,8 +188,24 @@ def round_row(run, rd, metrics):
     groups = [(m.get("groups") or {}).get("designer") or {} for m in mine if m.get("stage") == "spade-grpo-step"]
     n_groups = sum(g.get("groups", 0) for g in groups)
     row["designer_variance_share"] = (n_groups - sum(g.get("dropped_groups", 0) for g in groups)) / n_groups if n_groups else None
+    row.update(stage_time(mine) if r > 0 else {})
     row.update(eval_row(table(os.path.join(rd, "eval.parquet"))))
     return row
+
+
+def stage_time(mine):
+    """A round's seconds per stage (summed over its steps and shards, from each stage's metrics line),
+    their total and the evaluation's share of it (issue #42: eval at most a quarter of a round)."""
+    secs = {}
+    for m in mine:
+        if m.get("stage") and isinstance(m.get("seconds"), (int, float)):
+            secs[m["stage"]] = secs.get(m["stage"], 0.0) + m["seconds"]
+    total = sum(secs.values())
+    if not total:
+        return {}
+    ev = secs.get("spade-eval")
+    return {"stage_seconds": secs, "round_seconds": total, "eval_seconds": ev,
+            "eval_share": ev / total if ev is not None else None}
 
 
 def draw(ax, title, rows, arms, key):

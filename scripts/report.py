@@ -188,8 +188,9 @@ def signals_table(run, rounds, metrics):
         return html.escape(str(v))
 
     head = ["round", "valid share", "rejects by stage", "hint lift (mean)", "hint helps (share)",
-            "designer groups with variance", "no-hint win rate in [0.4, 0.6]", "environments played"]
-    rows = []
+            "designer groups with variance", "no-hint win rate in [0.4, 0.6]", "environments played",
+            "eval share of stage time"]
+    rows, times = [], []
     for rd in rounds:
         r = round_row(run, rd, metrics)
         stages = {}
@@ -198,12 +199,40 @@ def signals_table(run, rounds, metrics):
         rejects = ", ".join("%s %d" % (k, v) for k, v in sorted(stages.items(), key=lambda kv: -kv[1])) or "-"
         rows.append([str(r["round"]), cell(r.get("validity")), html.escape(rejects), cell(r.get("regret"), r.get("regret_se")),
                      cell(r.get("hint_lift_positive")), cell(r.get("designer_variance_share")),
-                     cell(r.get("edge_share"), r.get("edge_share_se")), cell(r.get("envs_played"))])
+                     cell(r.get("edge_share"), r.get("edge_share_se")), cell(r.get("envs_played")),
+                     cell(r.get("eval_share"))])
+        times.append(r)
     out = ["<h2>Self-play signals per round</h2>",
            "<p>hint lift: the hint arm's win rate minus the no-hint arm's, per played environment (± one standard error); "
            "designer groups with variance: share of the designer's advantage groups whose rewards differ (the others carry no gradient)</p>",
            "<table border=1 cellspacing=0 cellpadding=3><tr>%s</tr>" % "".join("<th>%s</th>" % h for h in head)]
     out += ["<tr>%s</tr>" % "".join("<td>%s</td>" % c for c in row) for row in rows]
+    out.append("</table>")
+    out.append(time_table(times))
+    return "\n".join(out)
+
+
+STAGE_ORDER = ["spade-sample-corpus", "spade-design", "spade-validate", "spade-rollout", "spade-regret",
+               "spade-grpo-step", "spade-eval"]
+
+
+def time_table(rows):
+    """Seconds per stage and round (each stage's own metrics line, summed over steps and shards)."""
+    rows = [r for r in rows if r.get("stage_seconds")]
+    if not rows:
+        return "<h2>Time per stage</h2><p>no stage timings yet</p>"
+    seen = {s for r in rows for s in r["stage_seconds"]}
+    stages = [s for s in STAGE_ORDER if s in seen] + sorted(seen - set(STAGE_ORDER))
+    out = ["<h2>Time per stage</h2>",
+           "<p>seconds each stage reported for the round (summed over its steps, and over shards: compute, not wall time "
+           "when shards ran in parallel); the evaluation's share of the total</p>",
+           "<table border=1 cellspacing=0 cellpadding=3><tr><th>round</th>%s<th>total</th><th>eval share</th></tr>"
+           % "".join("<th>%s</th>" % html.escape(s.replace("spade-", "")) for s in stages)]
+    for r in rows:
+        cells = ["%.0f" % r["stage_seconds"][s] if s in r["stage_seconds"] else "-" for s in stages]
+        share = "%.3f" % r["eval_share"] if r.get("eval_share") is not None else "-"
+        out.append("<tr><td>%d</td>%s<td>%.0f</td><td>%s</td></tr>"
+                   % (r["round"], "".join("<td>%s</td>" % c for c in cells), r["round_seconds"], share))
     out.append("</table>")
     return "\n".join(out)
 

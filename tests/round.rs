@@ -228,6 +228,16 @@ fn a_round_is_real_end_to_end() {
     assert!(report.contains("data:image/png;base64,"), "the report has plots");
     let signals = report.split("Self-play signals per round").nth(1).expect("the signals table").split("</table>").next().unwrap();
     assert!(signals.contains("<tr><td>1</td>"), "a row for round 1: {signals}");
+    // The time table: round 1's stage seconds from the metrics, and the evaluation's share of them.
+    let secs = |stage: Option<&str>| -> f64 {
+        m.iter().filter(|l| l["round"] == json!(1) && stage.is_none_or(|st| l["stage"] == st)).filter_map(|l| l["seconds"].as_f64()).sum()
+    };
+    let times = report.split("Time per stage").nth(1).expect("the time table").split("</table>").next().unwrap();
+    let row = times.split("<tr><td>1</td>").nth(1).expect("round 1's times").split("</tr>").next().unwrap();
+    let cells: Vec<f64> = row.split("<td>").filter_map(|c| c.strip_suffix("</td>")).map(|c| c.parse().unwrap()).collect();
+    let (total, share) = (cells[cells.len() - 2], cells[cells.len() - 1]);
+    assert!((total - secs(None)).abs() < 1.0, "{row}");
+    assert!(share > 0.0 && (share - secs(Some("spade-eval")) / secs(None)).abs() < 1e-3, "{row}");
     let cfg: Value = serde_json::from_str(&std::fs::read_to_string(run.join("config.json")).unwrap()).unwrap();
     assert_eq!(cfg["size"], "2,2,4");
     assert_eq!(cfg["candidates"], json!(fixed.display().to_string()));
@@ -539,6 +549,8 @@ fn an_experiment_runs_its_arms_from_one_start_at_matched_compute_and_compares_th
         "hint_lift_positive",
         "designer_variance_share",
         "envs_played",
+        "round_seconds",
+        "eval_share",
     ] {
         assert!(header.contains(&col), "{col} in {header:?}");
     }
@@ -549,8 +561,11 @@ fn an_experiment_runs_its_arms_from_one_start_at_matched_compute_and_compares_th
     };
     for arm in ["spade", "fixed-pool", "rlve"] {
         assert!(!at(arm, "0", "rg").is_empty(), "the start's evaluation: {csv}");
+        assert!(at(arm, "0", "eval_share").is_empty(), "the start is no round: {csv}");
         for r in ["1", "2"] {
             assert!(at(arm, r, "episodes").parse::<u64>().unwrap() > 0, "{csv}");
+            let share: f64 = at(arm, r, "eval_share").parse().unwrap();
+            assert!(share > 0.0 && share < 1.0, "{arm} {r}: {csv}");
             assert!(!at(arm, r, "rg").is_empty(), "{csv}");
         }
     }
