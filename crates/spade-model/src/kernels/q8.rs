@@ -229,10 +229,10 @@ fn tile(isa: Isa, blocks: &[TileBlock], scales: &[[half::f16; TILE]], x: &Acts, 
                     (Isa::Avx512, 6) => tile_vnni::<6>(blocks, scales, x, r0, o),
                     (Isa::Avx512, 7) => tile_vnni::<7>(blocks, scales, x, r0, o),
                     (Isa::Avx512, _) => tile_vnni::<8>(blocks, scales, x, r0, o),
-                    (_, 1) => tile_avx2::<1>(blocks, scales, x, r0, o),
-                    (_, 2) => tile_avx2::<2>(blocks, scales, x, r0, o),
-                    (_, 3) => tile_avx2::<3>(blocks, scales, x, r0, o),
-                    _ => tile_avx2::<4>(blocks, scales, x, r0, o),
+                    (_, 1) => tile_avx2::<1, 2>(blocks, scales, x, r0, o),
+                    (_, 2) => tile_avx2::<2, 2>(blocks, scales, x, r0, o),
+                    (_, 3) => tile_avx2::<3, 1>(blocks, scales, x, r0, o),
+                    _ => tile_avx2::<4, 1>(blocks, scales, x, r0, o),
                 }
             }
             r0 += r;
@@ -286,17 +286,18 @@ fn tile_scalar(blocks: &[TileBlock], scales: &[[half::f16; TILE]], x: &Acts, out
 fn tile_vnni<const R: usize>(blocks: &[TileBlock], scales: &[[half::f16; TILE]], x: &Acts, r0: usize, out: &mut [f32]) {
     use std::arch::x86_64::*;
     let nb = x.k / BLOCK;
+    // Bounds checked once, here: the rows' activation bytes and scales, and `out`'s R rows.
+    assert!((r0 + R) * x.k <= x.qs.len() && (r0 + R) * nb <= x.d.len() && R * TILE <= out.len());
+    let qs = x.qs.as_ptr();
     let mut acc = [_mm512_setzero_ps(); R];
     for (b, (blk, d)) in blocks.iter().zip(scales).enumerate() {
         let mut sums = [_mm512_setzero_si512(); R];
-        // This block's 32 activation bytes of each row (bounds checked once, here).
-        let rows: [&[i8]; R] = std::array::from_fn(|i| &x.qs[(r0 + i) * x.k + b * BLOCK..(r0 + i) * x.k + (b + 1) * BLOCK]);
         for g in 0..BLOCK / 4 {
             // SAFETY: 64 bytes inside the block's `qs` (8 groups × 64 bytes).
             let wv = unsafe { _mm512_loadu_si512(blk.0.as_ptr().add(g * 64) as *const _) };
-            for (s, a) in sums.iter_mut().zip(&rows) {
-                // SAFETY: 4 bytes inside the row's block of 32.
-                let a = unsafe { std::ptr::read_unaligned(a.as_ptr().add(g * 4) as *const i32) };
+            for (i, s) in sums.iter_mut().enumerate() {
+                // SAFETY: 4 bytes inside row r0 + i's block b (asserted above).
+                let a = unsafe { std::ptr::read_unaligned(qs.add((r0 + i) * x.k + b * BLOCK + g * 4) as *const i32) };
                 *s = _mm512_dpbusd_epi32(*s, wv, _mm512_set1_epi32(a));
             }
         }
@@ -310,47 +311,61 @@ fn tile_vnni<const R: usize>(blocks: &[TileBlock], scales: &[[half::f16; TILE]],
         }
     }
     for (i, a) in acc.iter().enumerate() {
-        // SAFETY: `out` holds R rows of 16 floats.
-        unsafe { _mm512_storeu_ps(out[i * TILE..].as_mut_ptr(), *a) };
+        // SAFETY: `out` holds R rows of 16 floats (asserted above).
+        unsafe { _mm512_storeu_ps(out.as_mut_ptr().add(i * TILE), *a) };
     }
 }
 
 /// [`tile_vnni`] on AVX2: per 4-value group, the signed weight bytes `q` (the stored byte with
 /// its offset removed), `|q|` times the activation with `q`'s sign (`vpmaddubsw`: pairs, at most
 /// 2 · 127 · 127, no saturation), pairs added into i32 (`vpmaddwd` by ones): `Σ q · a`, which is
-/// `Σ (q + 128) · a − 128 · Σ a` exactly. One half of the tile (8 rows) at a time.
+/// `Σ (q + 128) · a − 128 · Σ a` exactly. A register holds half the tile (8 rows): `H` = 2 takes
+/// both halves in one pass over the weights (up to 2 activation rows: 4 sums and 4 accumulators
+/// fit the 16 registers), `H` = 1 one half per pass (up to 4 rows).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma,f16c")]
-fn tile_avx2<const R: usize>(blocks: &[TileBlock], scales: &[[half::f16; TILE]], x: &Acts, r0: usize, out: &mut [f32]) {
+fn tile_avx2<const R: usize, const H: usize>(blocks: &[TileBlock], scales: &[[half::f16; TILE]], x: &Acts, r0: usize, out: &mut [f32]) {
     use std::arch::x86_64::*;
     let nb = x.k / BLOCK;
+    // Bounds checked once, here: the rows' activation bytes and scales, and `out`'s R rows.
+    assert!((r0 + R) * x.k <= x.qs.len() && (r0 + R) * nb <= x.d.len() && R * TILE <= out.len());
+    let qs = x.qs.as_ptr();
     let (flip, ones) = (_mm256_set1_epi8(-128), _mm256_set1_epi16(1));
-    for h in 0..2 {
-        let mut acc = [_mm256_setzero_ps(); R];
+    for pass in 0..2 / H {
+        let mut acc = [[_mm256_setzero_ps(); H]; R];
         for (b, (blk, d)) in blocks.iter().zip(scales).enumerate() {
-            let mut sums = [_mm256_setzero_si256(); R];
-            let rows: [&[i8]; R] = std::array::from_fn(|i| &x.qs[(r0 + i) * x.k + b * BLOCK..(r0 + i) * x.k + (b + 1) * BLOCK]);
+            let mut sums = [[_mm256_setzero_si256(); H]; R];
             for g in 0..BLOCK / 4 {
-                // SAFETY: 32 bytes inside the block's `qs` (group g's half h).
-                let q = _mm256_xor_si256(unsafe { _mm256_load_si256(blk.0.as_ptr().add(g * 64 + h * 32) as *const _) }, flip);
-                let mag = _mm256_abs_epi8(q);
-                for (s, a) in sums.iter_mut().zip(&rows) {
-                    // SAFETY: 4 bytes inside the row's block of 32.
-                    let a = _mm256_set1_epi32(unsafe { std::ptr::read_unaligned(a.as_ptr().add(g * 4) as *const i32) });
-                    let pairs = _mm256_maddubs_epi16(mag, _mm256_sign_epi8(a, q));
-                    *s = _mm256_add_epi32(*s, _mm256_madd_epi16(pairs, ones));
+                let mut q = [_mm256_setzero_si256(); H];
+                let mut mag = [_mm256_setzero_si256(); H];
+                for j in 0..H {
+                    // SAFETY: 32 bytes inside the block's `qs` (group g's half pass · H + j).
+                    q[j] = _mm256_xor_si256(unsafe { _mm256_load_si256(blk.0.as_ptr().add(g * 64 + (pass * H + j) * 32) as *const _) }, flip);
+                    mag[j] = _mm256_abs_epi8(q[j]);
+                }
+                for (i, s) in sums.iter_mut().enumerate() {
+                    // SAFETY: 4 bytes inside row r0 + i's block b (asserted above).
+                    let a = _mm256_set1_epi32(unsafe { std::ptr::read_unaligned(qs.add((r0 + i) * x.k + b * BLOCK + g * 4) as *const i32) });
+                    for j in 0..H {
+                        let pairs = _mm256_maddubs_epi16(mag[j], _mm256_sign_epi8(a, q[j]));
+                        s[j] = _mm256_add_epi32(s[j], _mm256_madd_epi16(pairs, ones));
+                    }
                 }
             }
-            // SAFETY: 8 f16 scales (16 bytes) of this half.
-            let dw = unsafe { _mm256_cvtph_ps(_mm_loadu_si128(d.as_ptr().add(h * 8) as *const _)) };
-            for i in 0..R {
-                let scale = _mm256_mul_ps(dw, _mm256_set1_ps(x.d[(r0 + i) * nb + b]));
-                acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums[i]), scale, acc[i]);
+            for j in 0..H {
+                // SAFETY: 8 f16 scales (16 bytes) of this half.
+                let dw = unsafe { _mm256_cvtph_ps(_mm_loadu_si128(d.as_ptr().add((pass * H + j) * 8) as *const _)) };
+                for i in 0..R {
+                    let scale = _mm256_mul_ps(dw, _mm256_set1_ps(x.d[(r0 + i) * nb + b]));
+                    acc[i][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums[i][j]), scale, acc[i][j]);
+                }
             }
         }
         for (i, a) in acc.iter().enumerate() {
-            // SAFETY: `out` holds R rows of 16 floats.
-            unsafe { _mm256_storeu_ps(out[i * TILE + h * 8..].as_mut_ptr(), *a) };
+            for (j, v) in a.iter().enumerate() {
+                // SAFETY: `out` holds R rows of 16 floats (asserted above).
+                unsafe { _mm256_storeu_ps(out.as_mut_ptr().add(i * TILE + (pass * H + j) * 8), *v) };
+            }
         }
     }
 }
