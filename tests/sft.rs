@@ -68,12 +68,12 @@ fn warm_up_prompts_are_the_designers_prompts() {
     assert_eq!(parsed.hint, memory[0].hint);
 }
 
-fn sft(d: &Path, model: &Path, extra: &[&str]) -> Value {
+/// `spade-sft` on the round seeds and 9 documents, writing `d/warm` and `d/metrics.jsonl`.
+fn sft_cmd(d: &Path, model: &Path, extra: &[&str]) -> assert_cmd::Command {
     let docs_path = d.join("docs.jsonl");
     docs(&docs_path, 9);
-    let metrics = d.join("metrics.jsonl");
-    stage("spade-sft")
-        .arg("--model")
+    let mut c = stage("spade-sft");
+    c.arg("--model")
         .arg(model)
         .arg("--pool")
         .arg(root().join("tests/data/round-seeds"))
@@ -82,12 +82,57 @@ fn sft(d: &Path, model: &Path, extra: &[&str]) -> Value {
         .arg("-o")
         .arg(d.join("warm"))
         .arg("--metrics")
-        .arg(&metrics)
-        .args(["--examples", "0", "--max-new-tokens", "64", "--progress", "off", "-q"])
-        .args(extra)
-        .assert()
-        .success();
-    read_jsonl(&metrics).pop().unwrap()
+        .arg(d.join("metrics.jsonl"))
+        .args(["--examples", "0", "--max-new-tokens", "64", "--progress", "off"])
+        .args(extra);
+    c
+}
+
+fn sft(d: &Path, model: &Path, extra: &[&str]) -> Value {
+    sft_cmd(d, model, &[&["-q"], extra].concat()).assert().success();
+    read_jsonl(&d.join("metrics.jsonl")).pop().unwrap()
+}
+
+#[test]
+fn a_warm_up_stopped_and_continued_makes_the_same_checkpoint() {
+    let (a, b) = (tmp(), tmp());
+    let model = tiny_model(&a.path().join("m"), 34, 4096);
+    let flags = ["--held-out", "0", "--per-env", "1", "--epochs", "2", "--batch", "1", "--threads", "1", "--lr", "3e-3"];
+    let other_lr = &flags[..flags.len() - 2];
+    let whole = sft(a.path(), &model, &flags);
+    assert_eq!((whole["updates"].as_i64(), whole["continued_from_update"].as_i64()), (Some(6), Some(0)), "{whole}");
+
+    // Four updates, saved every two; each update is a log line (no bar is drawn) and a metrics line.
+    let partial = b.path().join("warm.partial");
+    let out = sft_cmd(b.path(), &model, &[&flags[..], &["--save-every", "2", "--stop-after", "4"]].concat()).assert().success();
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(err.contains("update 1/6 (epoch 1): loss ") && err.contains("update 4/6 (epoch 2)") && !err.contains("update 5/6"), "{err}");
+    assert!(!b.path().join("warm").exists() && partial.join("sft_progress.json").exists());
+    let lines = read_jsonl(&b.path().join("metrics.jsonl"));
+    let updates: Vec<i64> = lines.iter().filter(|l| l["event"] == "update").map(|l| l["update"].as_i64().unwrap()).collect();
+    assert_eq!(updates, [1, 2, 3, 4]);
+    assert!(lines.iter().all(|l| l["loss"].as_f64().unwrap() > 0.0 && l["tokens"].as_u64().unwrap() > 0), "{lines:?}");
+
+    // Other settings do not continue it: one line naming the setting, the saved work kept.
+    let out = sft_cmd(b.path(), &model, &[other_lr, &["--lr", "1e-3"]].concat()).assert().code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(err.contains("lr: 0.003 there, 0.001 now") && err.trim().lines().count() == 1, "{err}");
+    assert!(partial.exists());
+
+    // The same command continues from update 4 and ends where the uninterrupted warm-up did.
+    let cont = sft(b.path(), &model, &flags);
+    assert_eq!(cont["continued_from_update"].as_i64(), Some(4), "{cont}");
+    assert_eq!((&cont["epoch_loss"], &cont["held_out_loss_by_epoch"]), (&whole["epoch_loss"], &whole["held_out_loss_by_epoch"]));
+    let weights = |d: &Path| std::fs::read(d.join("warm/model.safetensors")).unwrap();
+    assert!(weights(a.path()) == weights(b.path()), "the continued warm-up's weights differ");
+    assert!(!partial.exists(), "the partial checkpoint is removed once the warm-up is done");
+    let state: Value = serde_json::from_str(&std::fs::read_to_string(b.path().join("warm/trainer_state.json")).unwrap()).unwrap();
+    assert_eq!((state["step"].as_i64(), state["optimizer_steps"].as_i64()), (Some(0), Some(0)));
+
+    // --fresh starts over.
+    sft_cmd(b.path(), &model, &[&flags[..], &["--stop-after", "1", "-q"]].concat()).assert().success();
+    let fresh = sft(b.path(), &model, &[other_lr, &["--fresh", "--lr", "1e-3"]].concat());
+    assert_eq!(fresh["continued_from_update"].as_i64(), Some(0));
 }
 
 #[test]

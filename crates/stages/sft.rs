@@ -13,10 +13,16 @@
 //! environments × held-out documents) are never trained on; their loss is reported before and
 //! after. The checkpoint starts self-play fresh: step 0, no optimizer state, and itself as the KL
 //! reference.
+//!
+//! Every update is a log line (when no progress bar is drawn) and a metrics line (`"event":
+//! "update"`); every `--save-every` updates the trainer is saved to `OUTPUT.partial` with its
+//! progress, and a later run with the same settings and data continues from there (`--fresh`
+//! starts over; other settings are an error naming the first that differs).
 
 #![forbid(unsafe_code)]
 
-use std::path::PathBuf;
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -30,14 +36,15 @@ use spade_design::prompt::{default_prompts_dir, Document, HintMode, PromptSpec, 
 use spade_design::{warmup, Setting};
 use spade_io::{TableWriter, WriteMeta};
 use spade_train::optim::Schedule;
-use spade_train::sft::{self, SftConfig};
+use spade_train::sft::{self, SftConfig, SftProgress};
 use spade_train::{Sample, Trainer};
 
 const EXAMPLES: &str = "\
 Examples:
   spade-sample-corpus data/corpus --n 1000 -o docs.parquet
   spade-sft --pool data/seed-envs --docs docs.parquet -o warm/checkpoint --held-out-docs warm/heldout-docs.parquet
-  spade-sft --model warm/checkpoint --pool data/seed-envs runs/a/round-*/envs.parquet --docs docs.parquet -o warm2";
+  spade-sft --model warm/checkpoint --pool data/seed-envs runs/a/round-*/envs.parquet --docs docs.parquet -o warm2
+  spade-sft ... -o warm/checkpoint --save-every 4 --stop-after 8   # 8 updates now; the same command continues";
 
 /// The designer warm-up: supervised fine-tuning on (designer prompt, environment + hint) pairs.
 #[derive(Debug, Parser, Serialize)]
@@ -138,6 +145,20 @@ struct Args {
     #[arg(long, value_name = "DIR")]
     prompts: Option<PathBuf>,
 
+    /// Save the trainer (weights, optimizer moments, progress) to OUTPUT.partial every N updates;
+    /// a later run with the same settings and data continues from it. 0: never.
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    save_every: usize,
+
+    /// Stop after N updates in this run, saving OUTPUT.partial (a time-boxed job: the same command
+    /// continues); OUTPUT is written only when the last update is done.
+    #[arg(long, value_name = "N")]
+    stop_after: Option<usize>,
+
+    /// Start over: remove OUTPUT.partial instead of continuing from it.
+    #[arg(long)]
+    fresh: bool,
+
     #[command(flatten)]
     common: Common,
 }
@@ -171,13 +192,30 @@ fn run(args: Args) -> anyhow::Result<()> {
     }
     let train_pairs = warmup::pairs(&pool, &sp.train_envs, &docs, &sp.train_docs, args.per_env, seed);
     let held_pairs = warmup::pairs(&pool, &sp.held_out_envs, &docs, &sp.held_out_docs, 1, seed);
+    let train_pair_ids: Vec<[String; 2]> = train_pairs.iter().map(|&(e, d)| [pool[e].env_id.clone(), docs[d].doc_id.clone()]).collect();
 
     let model_path = args.model.model_path();
     if let Some(n) = args.model.threads {
         spade_model::options::set_threads(n);
     }
     let device = args.model.device()?;
-    let mut trainer = Trainer::open(&model_path, &device).with_context(|| format!("--model {}", model_path.display()))?;
+    let partial = partial_path(&args.output);
+    let fingerprint = fingerprint(&args, &model_path, &train_pair_ids);
+    let resume = if args.fresh {
+        if partial.exists() {
+            std::fs::remove_dir_all(&partial).with_context(|| format!("{}: cannot remove", partial.display()))?;
+        }
+        None
+    } else {
+        read_partial(&partial, &fingerprint)?
+    };
+    let mut trainer = match &resume {
+        Some(p) => {
+            tracing::info!("continuing the warm-up from {} ({} updates done; --fresh starts over)", partial.display(), p.updates_done);
+            Trainer::open(&partial, &device).with_context(|| format!("{}", partial.display()))?
+        }
+        None => Trainer::open(&model_path, &device).with_context(|| format!("--model {}", model_path.display()))?,
+    };
     let ctx = trainer.model.context_length();
     anyhow::ensure!(args.max_new_tokens + 16 < ctx, "--max-new-tokens {} leaves no room in the context of {ctx}", args.max_new_tokens);
     let templates = Templates::load(&args.prompts.clone().unwrap_or_else(default_prompts_dir))?;
@@ -211,7 +249,52 @@ fn run(args: Args) -> anyhow::Result<()> {
         keep_activations_mib: args.keep_activations,
     };
     let order = |epoch| warmup::epoch_order(seed, epoch, train.len());
-    let report = sft::train(&mut trainer, &train, &held, &cfg, order, |n| args.common.progress(Some(n), "warm-up"))?;
+    let bar_hidden = std::cell::Cell::new(true);
+    let bar = |n| {
+        let pb = args.common.progress(Some(n), "warm-up");
+        bar_hidden.set(pb.is_hidden());
+        pb
+    };
+    let (run_start, first_update) = (Instant::now(), resume.as_ref().map_or(0, |p| p.updates_done));
+    let on_update = |trainer: &Trainer, p: &SftProgress, u: &sft::UpdateInfo| -> anyhow::Result<ControlFlow<()>> {
+        let mut line = serde_json::to_value(u)?;
+        if let Some(o) = line.as_object_mut() {
+            o.insert("event".into(), "update".into());
+            o.insert("train_seconds".into(), p.seconds.into());
+        }
+        args.common.metrics("spade-sft", line)?;
+        let done_here = u.update - first_update;
+        let stop = args.stop_after.is_some_and(|n| done_here >= n) && u.update < u.updates;
+        if bar_hidden.get() {
+            let eta = run_start.elapsed().as_secs_f64() / done_here as f64 * (u.updates - u.update) as f64;
+            tracing::info!(
+                "update {}/{} (epoch {}): loss {:.4} per token, lr {:.2e}, {} target tokens in {:.0} s ({:.0} tokens/s), eta {:.0} min",
+                u.update,
+                u.updates,
+                u.epoch,
+                u.loss,
+                u.lr,
+                u.tokens,
+                u.seconds,
+                u.tokens as f64 / u.seconds.max(1e-9),
+                eta / 60.0
+            );
+        }
+        if u.update < u.updates && (stop || (args.save_every > 0 && u.update.is_multiple_of(args.save_every))) {
+            let body = serde_json::to_vec_pretty(&serde_json::json!({"fingerprint": fingerprint, "progress": p}))?;
+            trainer.save_with(&partial, None, &[(PROGRESS_FILE, &body)])?;
+            tracing::debug!("saved {} after update {}", partial.display(), u.update);
+        }
+        Ok(if stop { ControlFlow::Break(()) } else { ControlFlow::Continue(()) })
+    };
+    let Some(report) = sft::train(&mut trainer, &train, &held, &cfg, order, resume, bar, on_update)? else {
+        tracing::info!(
+            "stopped after {} updates (--stop-after); the same command continues from {}",
+            args.stop_after.unwrap_or(0),
+            partial.display()
+        );
+        return Ok(());
+    };
     let (held_before, held_after) = (report.held_out_before, report.held_out_after);
 
     // The checkpoint starts self-play afresh: step 0, no optimizer moments, itself the KL reference.
@@ -238,6 +321,9 @@ fn run(args: Args) -> anyhow::Result<()> {
         config: config.clone(),
     });
     trainer.save(&args.output, Some(&card))?;
+    if partial.exists() {
+        std::fs::remove_dir_all(&partial).with_context(|| format!("{}: cannot remove", partial.display()))?;
+    }
 
     if let Some(path) = &args.held_out_docs {
         // The input rows of the held-out documents, every column kept.
@@ -266,13 +352,66 @@ fn run(args: Args) -> anyhow::Result<()> {
             "model": model_path.display().to_string(),
             "output": args.output.display().to_string(),
             "train_pairs": train.len(), "held_out_pairs": held.len(),
-            "train_pair_ids": train_pairs.iter().map(|&(e, d)| [pool[e].env_id.clone(), docs[d].doc_id.clone()]).collect::<Vec<_>>(),
+            "train_pair_ids": train_pair_ids,
             "train_envs": sp.train_envs.len(), "held_out_envs": sp.held_out_envs.len(),
             "train_docs": sp.train_docs.len(), "held_out_docs": sp.held_out_docs.len(),
             "epoch_loss": report.epoch_loss, "held_out_loss_before": held_before, "held_out_loss_after": held_after,
             "held_out_loss_by_epoch": report.held_out_by_epoch,
-            "updates": updates, "wall_s": t0.elapsed().as_secs_f64(), "config": config,
+            "updates": updates, "continued_from_update": first_update, "train_seconds": report.seconds,
+            "wall_s": t0.elapsed().as_secs_f64(), "config": config,
         }),
     )?;
     Ok(())
+}
+
+/// The progress file in `OUTPUT.partial`: the settings it was trained with, and where it stands.
+const PROGRESS_FILE: &str = "sft_progress.json";
+
+fn partial_path(output: &Path) -> PathBuf {
+    let mut s = output.as_os_str().to_owned();
+    s.push(".partial");
+    PathBuf::from(s)
+}
+
+/// What must match for a saved warm-up to be continued: everything that decides the updates.
+fn fingerprint(args: &Args, model: &Path, train_pairs: &[[String; 2]]) -> serde_json::Value {
+    serde_json::json!({
+        "model": model.display().to_string(), "seed": args.common.seed, "split_seed": args.split_seed,
+        "held_out": args.held_out, "per_env": args.per_env, "epochs": args.epochs, "batch": args.batch,
+        "micro_batch": args.micro_batch, "lr": args.lr, "lr_schedule": args.lr_schedule, "warmup": args.warmup,
+        "weight_decay": args.weight_decay, "max_grad_norm": args.max_grad_norm, "setting": args.setting,
+        "hint": args.hint, "examples": args.examples, "max_new_tokens": args.max_new_tokens,
+        "prompts": args.prompts, "train_pairs": train_pairs,
+    })
+}
+
+/// The progress saved in `partial`, if there is one and it was trained with `fingerprint`'s
+/// settings; an error naming the first setting that differs otherwise.
+fn read_partial(partial: &Path, fingerprint: &serde_json::Value) -> anyhow::Result<Option<SftProgress>> {
+    let path = partial.join(PROGRESS_FILE);
+    if !partial.exists() {
+        return Ok(None);
+    }
+    let text = std::fs::read_to_string(&path).with_context(|| format!("{}: cannot read (--fresh starts over)", path.display()))?;
+    let v: serde_json::Value = serde_json::from_str(&text).with_context(|| format!("{}: not JSON (--fresh starts over)", path.display()))?;
+    let saved = &v["fingerprint"];
+    if let (Some(a), Some(b)) = (saved.as_object(), fingerprint.as_object()) {
+        if let Some(k) = b.keys().find(|k| a.get(*k) != b.get(*k)) {
+            let show = |x: Option<&serde_json::Value>| match (k.as_str(), x) {
+                ("train_pairs", _) => "other pairs".to_string(),
+                (_, Some(x)) => x.to_string(),
+                (_, None) => "nothing".to_string(),
+            };
+            bail!(
+                "{}: a warm-up with other settings was saved here ({k}: {} there, {} now); --fresh starts over",
+                path.display(),
+                show(a.get(k)),
+                show(b.get(k))
+            );
+        }
+    } else {
+        bail!("{}: field fingerprint: not an object (--fresh starts over)", path.display());
+    }
+    let p: SftProgress = serde_json::from_value(v["progress"].clone()).with_context(|| format!("{}: field progress", path.display()))?;
+    Ok(Some(p))
 }

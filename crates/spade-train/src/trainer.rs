@@ -688,6 +688,11 @@ impl Trainer {
     /// existing folder of that name is replaced).
     /// Writes the checkpoint folder atomically, with `card` as its `README.md` (see [`crate::card`]).
     pub fn save(&self, dir: &Path, card: Option<&str>) -> anyhow::Result<()> {
+        self.save_with(dir, card, &[])
+    }
+
+    /// [`Trainer::save`], with `extra` files (name, bytes) in the same atomically installed folder.
+    pub fn save_with(&self, dir: &Path, card: Option<&str>, extra: &[(&str, &[u8])]) -> anyhow::Result<()> {
         let tmp = temp_sibling(dir)?;
         let result = (|| -> anyhow::Result<()> {
             let ck = Checkpoint::new(&tmp);
@@ -696,6 +701,9 @@ impl Trainer {
             self.state.write(&ck)?;
             if let Some(card) = card {
                 ck.write_file("README.md", card.as_bytes())?;
+            }
+            for (name, bytes) in extra {
+                ck.write_file(name, bytes)?;
             }
             Ok(())
         })();
