@@ -8,6 +8,12 @@
 //!
 //! `SPADE_BLAS`: the library to open (a path or a soname), or `off` for candle's GEMM; default
 //! `libopenblas.so.0`. Its thread count is set to the compute threads (`--threads`).
+//!
+//! OpenBLAS picks its kernels from the CPU's model number when it is loaded, and a model it does
+//! not know gets its SSE3 kernels ("Prescott"): Debian's 0.3.21 on an Emerald Rapids Xeon (family
+//! 6, model 207, AVX-512) did, and the warm-up's updates ran ~3× slower than on a Xeon it knew.
+//! So unless `OPENBLAS_CORETYPE` is set, it is set from the engine's instruction-set level before
+//! the library is loaded ([`openblas_coretype`]); [`active`] names the kernels OpenBLAS reports.
 
 use std::sync::OnceLock;
 
@@ -45,6 +51,13 @@ fn open() -> Option<Blas> {
     if name == "off" {
         return None;
     }
+    if std::env::var_os(CORETYPE_ENV).is_none() {
+        if let Some(core) = openblas_coretype() {
+            // OpenBLAS reads it in its initialiser, when the library is loaded just below. This runs
+            // once, at the first linear layer, before the compute threads read the environment.
+            std::env::set_var(CORETYPE_ENV, core);
+        }
+    }
     // SAFETY: loading a BLAS runs its initialisers, which only set up its own state; the
     // symbols are looked up with their C signatures.
     let loaded = unsafe {
@@ -53,7 +66,14 @@ fn open() -> Option<Blas> {
             if let Ok(set) = lib.get::<unsafe extern "C" fn(i32)>(b"openblas_set_num_threads\0") {
                 set(candle_core::utils::get_num_threads() as i32);
             }
-            Ok(Blas { name: name.clone(), sgemm, _lib: lib })
+            let mut shown = name.clone();
+            if let Ok(core) = lib.get::<unsafe extern "C" fn() -> *const std::ffi::c_char>(b"openblas_get_corename\0") {
+                let p = core();
+                if !p.is_null() {
+                    shown = format!("{name} ({})", std::ffi::CStr::from_ptr(p).to_string_lossy());
+                }
+            }
+            Ok(Blas { name: shown, sgemm, _lib: lib })
         })
     };
     match loaded {
@@ -65,6 +85,27 @@ fn open() -> Option<Blas> {
             None
         }
     }
+}
+
+/// OpenBLAS's variable naming the kernels it runs (instead of the ones it picks by CPU model).
+pub const CORETYPE_ENV: &str = "OPENBLAS_CORETYPE";
+
+/// The OpenBLAS kernels of the engine's instruction-set level ([`crate::kernels::isa`], which
+/// `SPADE_ISA` forces down): `SkylakeX` at `avx512` (with AVX-512 DQ/VL/CD too), `Haswell` at `avx2`,
+/// none (OpenBLAS's own pick) at `scalar` and off x86-64.
+pub fn openblas_coretype() -> Option<&'static str> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use crate::kernels::Isa;
+        use std::is_x86_feature_detected as has;
+        match crate::kernels::isa() {
+            Isa::Avx512 if has!("avx512dq") && has!("avx512vl") && has!("avx512cd") => Some("SkylakeX"),
+            Isa::Avx512 | Isa::Avx2 => Some("Haswell"),
+            _ => None,
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    None
 }
 
 impl Blas {
