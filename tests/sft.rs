@@ -107,6 +107,9 @@ fn a_warm_up_stopped_and_continued_makes_the_same_checkpoint() {
     let out = sft_cmd(b.path(), &model, &[&flags[..], &["--save-every", "2", "--stop-after", "4"]].concat()).assert().success();
     let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
     assert!(err.contains("update 1/6 (epoch 1): loss ") && err.contains("update 4/6 (epoch 2)") && !err.contains("update 5/6"), "{err}");
+    // A log file (stderr is not a terminal) gets plain lines that start with the UTC time.
+    let line = err.lines().find(|l| l.contains("update 1/6")).unwrap();
+    assert!(!err.contains('\u{1b}') && line.as_bytes()[4] == b'-' && line.contains("Z  INFO update 1/6"), "{line}");
     assert!(!b.path().join("warm").exists() && partial.join("sft_progress.json").exists());
     let lines = read_jsonl(&b.path().join("metrics.jsonl"));
     let updates: Vec<i64> = lines.iter().filter(|l| l["event"] == "update").map(|l| l["update"].as_i64().unwrap()).collect();

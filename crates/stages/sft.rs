@@ -172,6 +172,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     anyhow::ensure!((0.0..1.0).contains(&args.held_out), "--held-out must be in [0, 1)");
     anyhow::ensure!(args.batch > 0 && args.micro_batch > 0, "--batch and --micro-batch must be ≥ 1");
     anyhow::ensure!((0.0..1.0).contains(&args.warmup), "--warmup must be in [0, 1)");
+    anyhow::ensure!(args.stop_after != Some(0), "--stop-after must be ≥ 1");
     let setting: Setting = match args.setting.as_str() {
         "games" | "tool-use" => args.setting.parse().map_err(anyhow::Error::msg)?,
         _ => bail!("--setting must be games or tool-use"),
@@ -255,7 +256,8 @@ fn run(args: Args) -> anyhow::Result<()> {
         bar_hidden.set(pb.is_hidden());
         pb
     };
-    let (run_start, first_update) = (Instant::now(), resume.as_ref().map_or(0, |p| p.updates_done));
+    let first_update = resume.as_ref().map_or(0, |p| p.updates_done);
+    let mut update_seconds = 0.0;
     let on_update = |trainer: &Trainer, p: &SftProgress, u: &sft::UpdateInfo| -> anyhow::Result<ControlFlow<()>> {
         let mut line = serde_json::to_value(u)?;
         if let Some(o) = line.as_object_mut() {
@@ -266,7 +268,8 @@ fn run(args: Args) -> anyhow::Result<()> {
         let done_here = u.update - first_update;
         let stop = args.stop_after.is_some_and(|n| done_here >= n) && u.update < u.updates;
         if bar_hidden.get() {
-            let eta = run_start.elapsed().as_secs_f64() / done_here as f64 * (u.updates - u.update) as f64;
+            update_seconds += u.seconds;
+            let eta = update_seconds / done_here as f64 * (u.updates - u.update) as f64;
             tracing::info!(
                 "update {}/{} (epoch {}): loss {:.4} per token, lr {:.2e}, {} target tokens in {:.0} s ({:.0} tokens/s), eta {:.0} min",
                 u.update,

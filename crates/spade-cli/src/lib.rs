@@ -339,7 +339,14 @@ pub fn init_logging(common: &Common) {
         _ => "error",
     };
     let filter = EnvFilter::try_from_env(env::LOG).unwrap_or_else(|_| EnvFilter::new(level));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).without_time().try_init();
+    // A terminal gets colour and no clock; a log file plain lines with the time (when did update 5 end?).
+    let tty = std::io::stderr().is_terminal();
+    let fmt = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .with_ansi(tty && std::env::var_os("NO_COLOR").is_none());
+    let _ = if tty { fmt.without_time().try_init() } else { fmt.try_init() };
 }
 
 /// Runs a stage body and maps its outcome to an exit status: 0 on success, 2 with the error chain
