@@ -198,8 +198,10 @@ def stage_time(mine):
     their total and the evaluation's share of it (issue #42: eval at most a quarter of a round)."""
     secs = {}
     for m in mine:
-        if m.get("stage") and isinstance(m.get("seconds"), (int, float)):
-            secs[m["stage"]] = secs.get(m["stage"], 0.0) + m["seconds"]
+        # The trainer (spade-grpo-step) reports its wall time as `wall_s`, the other stages `seconds`.
+        s = m.get("seconds", m.get("wall_s"))
+        if m.get("stage") and isinstance(s, (int, float)):
+            secs[m["stage"]] = secs.get(m["stage"], 0.0) + s
     total = sum(secs.values())
     if not total:
         return {}

@@ -230,8 +230,10 @@ fn a_round_is_real_end_to_end() {
     assert!(signals.contains("<tr><td>1</td>"), "a row for round 1: {signals}");
     // The time table: round 1's stage seconds from the metrics, and the evaluation's share of them.
     let secs = |stage: Option<&str>| -> f64 {
-        m.iter().filter(|l| l["round"] == json!(1) && stage.is_none_or(|st| l["stage"] == st)).filter_map(|l| l["seconds"].as_f64()).sum()
+        let secs = |l: &Value| l["seconds"].as_f64().or(l["wall_s"].as_f64());
+        m.iter().filter(|l| l["round"] == json!(1) && stage.is_none_or(|st| l["stage"] == st)).filter_map(secs).sum()
     };
+    assert!(secs(Some("spade-grpo-step")) > 0.0, "the trainer's time is counted");
     let times = report.split("Time per stage").nth(1).expect("the time table").split("</table>").next().unwrap();
     let row = times.split("<tr><td>1</td>").nth(1).expect("round 1's times").split("</tr>").next().unwrap();
     let cells: Vec<f64> = row.split("<td>").filter_map(|c| c.strip_suffix("</td>")).map(|c| c.parse().unwrap()).collect();

@@ -250,12 +250,9 @@ fn run(args: Args) -> anyhow::Result<()> {
         keep_activations_mib: args.keep_activations,
     };
     let order = |epoch| warmup::epoch_order(seed, epoch, train.len());
-    let bar_hidden = std::cell::Cell::new(true);
-    let bar = |n| {
-        let pb = args.common.progress(Some(n), "warm-up");
-        bar_hidden.set(pb.is_hidden());
-        pb
-    };
+    // Without a drawn bar (a log file) each update is a log line of its own, richer than the bar's.
+    let own_lines = !args.common.draws_bar();
+    let bar = |n| if own_lines { indicatif::ProgressBar::hidden() } else { args.common.progress(Some(n), "warm-up") };
     let first_update = resume.as_ref().map_or(0, |p| p.updates_done);
     let mut update_seconds = 0.0;
     let on_update = |trainer: &Trainer, p: &SftProgress, u: &sft::UpdateInfo| -> anyhow::Result<ControlFlow<()>> {
@@ -267,7 +264,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         args.common.metrics("spade-sft", line)?;
         let done_here = u.update - first_update;
         let stop = args.stop_after.is_some_and(|n| done_here >= n) && u.update < u.updates;
-        if bar_hidden.get() {
+        if own_lines {
             update_seconds += u.seconds;
             let eta = update_seconds / done_here as f64 * (u.updates - u.update) as f64;
             tracing::info!(

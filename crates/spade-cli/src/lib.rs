@@ -6,8 +6,8 @@
 //!   the command line win).
 //! - [`run`]: the tiny `main` of every stage: logging set up, errors printed once as one line on
 //!   stderr with exit status 2, a broken pipe exits 0.
-//! - [`Common::progress`]: indicatif progress bars on stderr, hidden under `-q`, `--progress off`,
-//!   or when stderr is not a terminal (`auto`).
+//! - [`Common::progress`]: indicatif progress bars on stderr, hidden under `-q` and `--progress off`,
+//!   and a log line a minute instead when stderr is not a terminal (`auto`).
 //! - [`append_metrics`]: one JSON line appended per call to `--metrics FILE`.
 
 #![forbid(unsafe_code)]
@@ -47,7 +47,8 @@ pub mod env {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Progress {
-    /// Only when stderr is a terminal.
+    /// A bar when stderr is a terminal; otherwise (a log file) the bar's state as a log line at
+    /// most once a minute.
     Auto,
     /// Always (also into a log file).
     On,
@@ -119,17 +120,94 @@ pub fn generate(mut cmd: clap::Command, kind: &str, out: &mut dyn std::io::Write
     Ok(())
 }
 
+/// How often a progress bar drawn into a log file writes its line.
+pub const LOG_LINE_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
+
+const LOG_LINE_TEMPLATE: &str = "{msg}: {human_pos}/{human_len} after {elapsed} ({per_sec}, eta {eta})";
+const LOG_LINE_TEMPLATE_SPINNER: &str = "{msg}: {human_pos} after {elapsed} ({per_sec})";
+
+/// A progress bar's terminal in a log file: each draw's text, at most one line per `every` (the
+/// first after `every`, so a short stage writes none), as an info log line (with its time, and
+/// silenced with the other logs by `-q`). Cursor moves and clears are dropped.
+#[derive(Debug)]
+struct LogLines {
+    every: std::time::Duration,
+    state: std::sync::Mutex<(std::time::Instant, String)>,
+    sink: fn(&str),
+}
+
+impl LogLines {
+    fn new(every: std::time::Duration) -> LogLines {
+        LogLines::with_sink(every, |line| tracing::info!("{line}"))
+    }
+
+    fn with_sink(every: std::time::Duration, sink: fn(&str)) -> LogLines {
+        LogLines { every, state: std::sync::Mutex::new((std::time::Instant::now(), String::new())), sink }
+    }
+}
+
+impl indicatif::TermLike for LogLines {
+    fn width(&self) -> u16 {
+        200
+    }
+    fn move_cursor_up(&self, _: usize) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn move_cursor_down(&self, _: usize) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn move_cursor_right(&self, _: usize) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn move_cursor_left(&self, _: usize) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn write_line(&self, s: &str) -> std::io::Result<()> {
+        self.write_str(s)
+    }
+    fn write_str(&self, s: &str) -> std::io::Result<()> {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.1.push_str(s);
+        Ok(())
+    }
+    fn clear_line(&self) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn flush(&self) -> std::io::Result<()> {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let text = std::mem::take(&mut st.1);
+        let text = text.trim();
+        if !text.is_empty() && st.0.elapsed() >= self.every {
+            (self.sink)(text);
+            st.0 = std::time::Instant::now();
+        }
+        Ok(())
+    }
+}
+
 impl Common {
-    /// A progress bar on stderr for `len` items (`None`: a spinner), or a hidden one.
-    pub fn progress(&self, len: Option<u64>, message: &str) -> ProgressBar {
-        let show = self.quiet == 0
+    /// Whether [`Common::progress`] draws a bar (not hidden, not log lines): a stage that logs its
+    /// own line per step does so when this is false.
+    pub fn draws_bar(&self) -> bool {
+        self.quiet == 0
             && match self.progress {
                 Progress::Off => false,
                 Progress::On => true,
                 Progress::Auto => std::io::stderr().is_terminal(),
-            };
-        if !show {
+            }
+    }
+
+    /// A progress bar on stderr for `len` items (`None`: a spinner), or a hidden one.
+    pub fn progress(&self, len: Option<u64>, message: &str) -> ProgressBar {
+        if self.quiet > 0 || self.progress == Progress::Off {
             return ProgressBar::hidden();
+        }
+        if self.progress == Progress::Auto && !std::io::stderr().is_terminal() {
+            let template = if len.is_some() { LOG_LINE_TEMPLATE } else { LOG_LINE_TEMPLATE_SPINNER };
+            let pb = ProgressBar::with_draw_target(len, ProgressDrawTarget::term_like_with_hz(Box::new(LogLines::new(LOG_LINE_EVERY)), 1))
+                .with_style(ProgressStyle::with_template(template).expect("valid template"));
+            pb.set_message(message.to_string());
+            return pb;
         }
         let pb = match len {
             Some(n) => ProgressBar::with_draw_target(Some(n), ProgressDrawTarget::stderr_with_hz(4)).with_style(
@@ -436,5 +514,37 @@ impl Shard {
     /// Whether item `key` (a stable hash) belongs to this shard.
     pub fn owns(&self, key: u64) -> bool {
         key % self.count as u64 == self.index as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    static LINES: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+    fn bar(every: std::time::Duration, len: u64) -> ProgressBar {
+        let target = ProgressDrawTarget::term_like_with_hz(Box::new(LogLines::with_sink(every, |l| LINES.lock().unwrap().push(l.to_string()))), 1);
+        let pb = ProgressBar::with_draw_target(Some(len), target).with_style(ProgressStyle::with_template(LOG_LINE_TEMPLATE).unwrap());
+        pb.set_message("design");
+        pb
+    }
+
+    #[test]
+    fn a_bar_in_a_log_file_is_a_plain_line_at_most_every_interval() {
+        let pb = bar(std::time::Duration::ZERO, 32);
+        pb.inc(12);
+        pb.tick();
+        let lines = std::mem::take(&mut *LINES.lock().unwrap());
+        assert!(!lines.is_empty(), "no line written");
+        let last = lines.last().unwrap();
+        assert!(last.starts_with("design: 12/32 after ") && last.contains("eta ") && !last.contains('\r'), "{lines:?}");
+        // Within the interval (the first one included) nothing is written.
+        let pb = bar(std::time::Duration::from_secs(3600), 32);
+        pb.inc(5);
+        pb.tick();
+        pb.finish();
+        assert!(LINES.lock().unwrap().is_empty());
     }
 }
