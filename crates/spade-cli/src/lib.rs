@@ -207,6 +207,8 @@ impl Common {
             let pb = ProgressBar::with_draw_target(len, ProgressDrawTarget::term_like_with_hz(Box::new(LogLines::new(LOG_LINE_EVERY)), 1))
                 .with_style(ProgressStyle::with_template(template).expect("valid template"));
             pb.set_message(message.to_string());
+            // Redrawn on a clock too, so a stage whose items all finish late still says it is alive.
+            pb.enable_steady_tick(std::time::Duration::from_secs(5));
             return pb;
         }
         let pb = match len {
