@@ -526,7 +526,7 @@ WARM_POOL ?=
 # leaves room for the longest seed environments (~1,400 tokens; 1,024 cut a third of the warm samples).
 # One pass over the training share of the seed pool (124 of its 181 environments; the rest are held out
 # for the check) × 1 document, peak lr 1e-4 with spade-sft's default warm-up and cosine decay: 47.6 min
-# on the 2-core CPU (2026-12-01), held-out loss per token 1.88 → 0.86. (2 documents per environment
+# on the 2-core CPU (2026-12-01), held-out loss per token 1.88 → 0.86; 39.7 min on 2026-12-07 (1.888 → 0.863). (2 documents per environment
 # took 67 min when the pool had 120 games environments.) Every 4 updates it saves $(WARM)/checkpoint.partial:
 # make warmstart again continues from there after a crash or a time limit.
 SFT_FLAGS ?= --epochs 1 --per-env 1 --batch 4 --lr 1e-4 --examples 0 --max-new-tokens 1024 --save-every 4
