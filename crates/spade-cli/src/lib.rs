@@ -123,8 +123,27 @@ pub fn generate(mut cmd: clap::Command, kind: &str, out: &mut dyn std::io::Write
 /// How often a progress bar drawn into a log file writes its line.
 pub const LOG_LINE_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
 
-const LOG_LINE_TEMPLATE: &str = "{msg}: {human_pos}/{human_len} after {elapsed} ({per_sec}, eta {eta})";
-const LOG_LINE_TEMPLATE_SPINNER: &str = "{msg}: {human_pos} after {elapsed} ({per_sec})";
+// A log line's rate and eta are the averages since the start (`avg_rate`, `avg_eta`): indicatif's own
+// follow the last few updates, which swing by 30x when items finish in batches.
+const LOG_LINE_TEMPLATE: &str = "{msg}: {human_pos}/{human_len} after {elapsed} ({avg_rate}, eta {avg_eta})";
+const LOG_LINE_TEMPLATE_SPINNER: &str = "{msg}: {human_pos} after {elapsed} ({avg_rate})";
+
+/// The log lines' style: `template` with the average rate and eta since the start.
+fn log_line_style(template: &str) -> ProgressStyle {
+    let rate = |s: &indicatif::ProgressState| s.pos() as f64 / s.elapsed().as_secs_f64().max(1e-9);
+    ProgressStyle::with_template(template)
+        .expect("valid template")
+        .with_key("avg_rate", move |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+            let _ = write!(w, "{:.3}/s", rate(s));
+        })
+        .with_key("avg_eta", move |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+            let left = s.len().map(|n| n.saturating_sub(s.pos()) as f64);
+            let _ = match left {
+                Some(left) if s.pos() > 0 => write!(w, "{:#}", indicatif::HumanDuration(std::time::Duration::from_secs_f64(left / rate(s)))),
+                _ => write!(w, "?"),
+            };
+        })
+}
 
 /// A progress bar's terminal in a log file: each draw's text, at most one line per `every` (the
 /// first after `every`, so a short stage writes none), as an info log line (with its time, and
@@ -205,7 +224,7 @@ impl Common {
         if self.progress == Progress::Auto && !std::io::stderr().is_terminal() {
             let template = if len.is_some() { LOG_LINE_TEMPLATE } else { LOG_LINE_TEMPLATE_SPINNER };
             let pb = ProgressBar::with_draw_target(len, ProgressDrawTarget::term_like_with_hz(Box::new(LogLines::new(LOG_LINE_EVERY)), 1))
-                .with_style(ProgressStyle::with_template(template).expect("valid template"));
+                .with_style(log_line_style(template));
             pb.set_message(message.to_string());
             // Redrawn on a clock too, so a stage whose items all finish late still says it is alive.
             pb.enable_steady_tick(std::time::Duration::from_secs(5));
@@ -528,7 +547,7 @@ mod tests {
 
     fn bar(every: std::time::Duration, len: u64) -> ProgressBar {
         let target = ProgressDrawTarget::term_like_with_hz(Box::new(LogLines::with_sink(every, |l| LINES.lock().unwrap().push(l.to_string()))), 1);
-        let pb = ProgressBar::with_draw_target(Some(len), target).with_style(ProgressStyle::with_template(LOG_LINE_TEMPLATE).unwrap());
+        let pb = ProgressBar::with_draw_target(Some(len), target).with_style(log_line_style(LOG_LINE_TEMPLATE));
         pb.set_message("design");
         pb
     }
@@ -541,7 +560,7 @@ mod tests {
         let lines = std::mem::take(&mut *LINES.lock().unwrap());
         assert!(!lines.is_empty(), "no line written");
         let last = lines.last().unwrap();
-        assert!(last.starts_with("design: 12/32 after ") && last.contains("eta ") && !last.contains('\r'), "{lines:?}");
+        assert!(last.starts_with("design: 12/32 after ") && last.contains("/s, eta ") && !last.contains('\r'), "{lines:?}");
         // Within the interval (the first one included) nothing is written.
         let pb = bar(std::time::Duration::from_secs(3600), 32);
         pb.inc(5);
