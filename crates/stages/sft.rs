@@ -203,9 +203,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     let partial = partial_path(&args.output);
     let fingerprint = fingerprint(&args, &model_path, &train_pair_ids);
     let resume = if args.fresh {
-        if partial.exists() {
-            std::fs::remove_dir_all(&partial).with_context(|| format!("{}: cannot remove", partial.display()))?;
-        }
+        remove_partial(&partial)?;
         None
     } else {
         read_partial(&partial, &fingerprint)?
@@ -321,9 +319,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         config: config.clone(),
     });
     trainer.save(&args.output, Some(&card))?;
-    if partial.exists() {
-        std::fs::remove_dir_all(&partial).with_context(|| format!("{}: cannot remove", partial.display()))?;
-    }
+    remove_partial(&partial)?;
 
     if let Some(path) = &args.held_out_docs {
         // The input rows of the held-out documents, every column kept.
@@ -371,6 +367,13 @@ fn partial_path(output: &Path) -> PathBuf {
     let mut s = output.as_os_str().to_owned();
     s.push(".partial");
     PathBuf::from(s)
+}
+
+fn remove_partial(partial: &Path) -> anyhow::Result<()> {
+    if partial.exists() {
+        std::fs::remove_dir_all(partial).with_context(|| format!("{}: cannot remove", partial.display()))?;
+    }
+    Ok(())
 }
 
 /// What must match for a saved warm-up to be continued: everything that decides the updates.

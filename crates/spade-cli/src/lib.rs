@@ -204,42 +204,63 @@ impl indicatif::TermLike for LogLines {
     }
 }
 
+/// How [`Common::progress`] shows a bar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Draw {
+    /// Not at all (`-q`, `--progress off`).
+    Hidden,
+    /// As log lines (`auto` with stderr not a terminal).
+    LogLines,
+    /// As a bar (a terminal, or `--progress on`).
+    Bar,
+}
+
 impl Common {
+    fn draw(&self) -> Draw {
+        if self.quiet > 0 || self.progress == Progress::Off {
+            Draw::Hidden
+        } else if self.progress == Progress::Auto && !std::io::stderr().is_terminal() {
+            Draw::LogLines
+        } else {
+            Draw::Bar
+        }
+    }
+
     /// Whether [`Common::progress`] draws a bar (not hidden, not log lines): a stage that logs its
     /// own line per step does so when this is false.
     pub fn draws_bar(&self) -> bool {
-        self.quiet == 0
-            && match self.progress {
-                Progress::Off => false,
-                Progress::On => true,
-                Progress::Auto => std::io::stderr().is_terminal(),
-            }
+        self.draw() == Draw::Bar
     }
 
     /// A progress bar on stderr for `len` items (`None`: a spinner), or a hidden one.
     pub fn progress(&self, len: Option<u64>, message: &str) -> ProgressBar {
-        if self.quiet > 0 || self.progress == Progress::Off {
-            return ProgressBar::hidden();
-        }
-        if self.progress == Progress::Auto && !std::io::stderr().is_terminal() {
-            let template = if len.is_some() { LOG_LINE_TEMPLATE } else { LOG_LINE_TEMPLATE_SPINNER };
-            let pb = ProgressBar::with_draw_target(len, ProgressDrawTarget::term_like_with_hz(Box::new(LogLines::new(LOG_LINE_EVERY)), 1))
-                .with_style(log_line_style(template));
-            pb.set_message(message.to_string());
-            // Redrawn on a clock too, so a stage whose items all finish late still says it is alive.
-            pb.enable_steady_tick(std::time::Duration::from_secs(5));
-            return pb;
-        }
-        let pb = match len {
-            Some(n) => ProgressBar::with_draw_target(Some(n), ProgressDrawTarget::stderr_with_hz(4)).with_style(
-                ProgressStyle::with_template("{msg:>12} [{elapsed_precise}] {wide_bar} {pos}/{len} ({per_sec}, eta {eta})").expect("valid template"),
-            ),
-            None => ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr_with_hz(4))
-                .with_style(ProgressStyle::with_template("{msg:>12} [{elapsed_precise}] {spinner} {human_pos} ({per_sec})").expect("valid template")),
+        let pb = match self.draw() {
+            Draw::Hidden => return ProgressBar::hidden(),
+            Draw::LogLines => {
+                let template = if len.is_some() { LOG_LINE_TEMPLATE } else { LOG_LINE_TEMPLATE_SPINNER };
+                let pb = ProgressBar::with_draw_target(len, ProgressDrawTarget::term_like_with_hz(Box::new(LogLines::new(LOG_LINE_EVERY)), 1))
+                    .with_style(log_line_style(template));
+                // Redrawn on a clock too, so a stage whose items all finish late still says it is alive.
+                pb.enable_steady_tick(std::time::Duration::from_secs(5));
+                pb
+            }
+            Draw::Bar => {
+                let pb = match len {
+                    Some(n) => ProgressBar::with_draw_target(Some(n), ProgressDrawTarget::stderr_with_hz(4)).with_style(
+                        ProgressStyle::with_template("{msg:>12} [{elapsed_precise}] {wide_bar} {pos}/{len} ({per_sec}, eta {eta})")
+                            .expect("valid template"),
+                    ),
+                    None => ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr_with_hz(4)).with_style(
+                        ProgressStyle::with_template("{msg:>12} [{elapsed_precise}] {spinner} {human_pos} ({per_sec})").expect("valid template"),
+                    ),
+                };
+                if !std::io::stderr().is_terminal() {
+                    // --progress on into a log file: the bar as a terminal would draw it.
+                    pb.set_draw_target(ProgressDrawTarget::term_like_with_hz(Box::new(console::Term::stderr()), 1));
+                }
+                pb
+            }
         };
-        if self.progress == Progress::On && !std::io::stderr().is_terminal() {
-            pb.set_draw_target(ProgressDrawTarget::term_like_with_hz(Box::new(console::Term::stderr()), 1));
-        }
         pb.set_message(message.to_string());
         pb
     }

@@ -11,7 +11,7 @@
 //!
 //! OpenBLAS picks its kernels from the CPU's model number when it is loaded, and a model it does
 //! not know gets its SSE3 kernels ("Prescott"): Debian's 0.3.21 on an Emerald Rapids Xeon (family
-//! 6, model 207, AVX-512) did, and the warm-up's updates ran ~3× slower than on a Xeon it knew.
+//! 6, model 207, AVX-512) did, and the warm-up ran more than 5× slower than with its AVX-512 kernels.
 //! So unless `OPENBLAS_CORETYPE` is set, it is set from the engine's instruction-set level before
 //! the library is loaded ([`openblas_coretype`]); [`active`] names the kernels OpenBLAS reports.
 

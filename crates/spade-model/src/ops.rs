@@ -472,8 +472,7 @@ mod tests {
         {
             let name = crate::blas::active().expect("OpenBLAS is installed but did not load");
             // ... with the kernels of this CPU's features, not the SSE3 ones it falls back to for a
-            // CPU model it does not know.
-            // (Unless the caller named other kernels in OPENBLAS_CORETYPE.)
+            // CPU model it does not know (unless the caller named other kernels in OPENBLAS_CORETYPE).
             let named = std::env::var(crate::blas::CORETYPE_ENV).ok();
             if let Some(core) = crate::blas::openblas_coretype().filter(|c| named.as_deref().is_none_or(|n| n == *c)) {
                 assert!(name.ends_with(&format!("({core})")), "OpenBLAS runs {name}, this CPU has {core}'s features");
