@@ -529,6 +529,9 @@ WARM_POOL ?=
 # on the 2-core CPU (2026-12-01), held-out loss per token 1.88 → 0.86; 39.7 min on 2026-12-07 (1.888 → 0.863). (2 documents per environment
 # took 67 min when the pool had 120 games environments.) Every 4 updates it saves $(WARM)/checkpoint.partial:
 # make warmstart again continues from there after a crash or a time limit.
+# To warm up on the levels the agent can win more often (issue #42; data/seed-plays.parquet records
+# the default model winning only easy_* seeds): SFT_FLAGS='... --per-env 1 --favour
+# data/seed-envs/easy_*.py --favour-per-env 4' (spade-sft --help).
 SFT_FLAGS ?= --epochs 1 --per-env 1 --batch 4 --lr 1e-4 --examples 0 --max-new-tokens 1024 --save-every 4
 WARM_DESIGN_FLAGS ?= --max-new-tokens $(DESIGN_TOKENS) $(DESIGN_PROMPT) --temperature 0.5
 SPADE_SFT ?= $(BIN)/spade-sft

@@ -160,6 +160,26 @@ fn the_loss_falls_when_a_few_pairs_are_overfitted() {
 }
 
 #[test]
+fn favoured_environments_get_more_documents() {
+    let d = tmp();
+    let model = tiny_model(&d.path().join("m"), 35, 4096);
+    let coin = root().join("tests/data/round-seeds/coin.py");
+    let flags = ["--held-out", "0", "--per-env", "1", "--epochs", "1", "--batch", "5", "--favour", coin.to_str().unwrap(), "--favour-per-env", "3"];
+    let m = sft(d.path(), &model, &flags);
+    assert_eq!((m["train_pairs"].as_u64(), m["favoured_train_envs"].as_u64()), (Some(5), Some(1)), "{m}");
+    let mut per_env = std::collections::BTreeMap::<String, usize>::new();
+    for p in m["train_pair_ids"].as_array().unwrap() {
+        *per_env.entry(p[0].as_str().unwrap().to_string()).or_default() += 1;
+    }
+    let mut counts: Vec<usize> = per_env.values().copied().collect();
+    counts.sort();
+    assert_eq!(counts, [1, 1, 3], "coin.py with 3 documents, the others with 1: {per_env:?}");
+    // Each needs the other.
+    let err = sft_cmd(d.path(), &model, &["--favour", coin.to_str().unwrap()]).assert().code(2);
+    assert!(String::from_utf8_lossy(&err.get_output().stderr).contains("--favour-per-env"));
+}
+
+#[test]
 fn held_out_environments_and_documents_never_reach_training() {
     let d = tmp();
     let model = tiny_model(&d.path().join("m"), 33, 4096);

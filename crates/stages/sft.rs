@@ -5,7 +5,8 @@
 //! grow it, e.g. with environments that passed `spade-validate` in earlier runs) and the documents
 //! (`--docs`, a `docs` table) are split by id into training and held-out parts (`--held-out`,
 //! hashed with `--split-seed`, by default `--seed`: an item's side never depends on the rest).
-//! Every training environment is paired with `--per-env` training documents of its skill's domains. The prompt of a pair is
+//! Every training environment is paired with `--per-env` training documents of its skill's domains
+//! (`--favour`ed ones, e.g. the levels the agent can win, with `--favour-per-env`). The prompt of a pair is
 //! rendered by the same function `spade-design` uses (document, skill, `--examples` memory
 //! examples drawn from the other training environments — never the target itself), and the target
 //! is the environment as one fenced Python block with its skill, setting and hint header, ending
@@ -44,6 +45,7 @@ Examples:
   spade-sample-corpus data/corpus --n 1000 -o docs.parquet
   spade-sft --pool data/seed-envs --docs docs.parquet -o warm/checkpoint --held-out-docs warm/heldout-docs.parquet
   spade-sft --model warm/checkpoint --pool data/seed-envs runs/a/round-*/envs.parquet --docs docs.parquet -o warm2
+  spade-sft --pool data/seed-envs --favour data/seed-envs/easy_*.py --favour-per-env 6 --per-env 1 ...   # the levels the agent wins, more often
   spade-sft ... -o warm/checkpoint --save-every 4 --stop-after 8   # 8 updates now; the same command continues";
 
 /// The designer warm-up: supervised fine-tuning on (designer prompt, environment + hint) pairs.
@@ -87,6 +89,15 @@ struct Args {
     /// Training documents paired with each training environment.
     #[arg(long, default_value_t = 2)]
     per_env: usize,
+
+    /// Environments to favour (in the forms of `--pool`, which they join when not in it), e.g. the
+    /// levels the agent can win: each training one is paired with `--favour-per-env` documents.
+    #[arg(long, value_name = "FILE|FOLDER", num_args = 1.., requires = "favour_per_env")]
+    favour: Vec<String>,
+
+    /// Training documents paired with each favoured training environment.
+    #[arg(long, value_name = "N", requires = "favour")]
+    favour_per_env: Option<usize>,
 
     /// Passes over the training pairs.
     #[arg(long, default_value_t = 2)]
@@ -178,7 +189,15 @@ fn run(args: Args) -> anyhow::Result<()> {
         _ => bail!("--setting must be games or tool-use"),
     };
     let pool = read_design_memory(&args.pool).with_context(|| format!("--pool {}", args.pool.join(" ")))?;
-    let pool = warmup::pool_of(pool, setting);
+    let favoured = match args.favour.is_empty() {
+        true => Vec::new(),
+        false => warmup::pool_of(read_design_memory(&args.favour).with_context(|| format!("--favour {}", args.favour.join(" ")))?, setting),
+    };
+    if !args.favour.is_empty() && favoured.is_empty() {
+        bail!("--favour holds no environment of the {} setting", args.setting);
+    }
+    let favoured_ids: std::collections::HashSet<String> = favoured.iter().map(|e| e.env_id.clone()).collect();
+    let pool = warmup::pool_of(pool.into_iter().chain(favoured).collect(), setting);
     if pool.is_empty() {
         bail!("--pool holds no environment of the {} setting", args.setting);
     }
@@ -191,8 +210,13 @@ fn run(args: Args) -> anyhow::Result<()> {
     if sp.train_envs.is_empty() || sp.train_docs.is_empty() {
         bail!("nothing left to train on after holding out {} of {} environments and {} documents", args.held_out, pool.len(), docs.len());
     }
-    let train_pairs = warmup::pairs(&pool, &sp.train_envs, &docs, &sp.train_docs, args.per_env, seed);
-    let held_pairs = warmup::pairs(&pool, &sp.held_out_envs, &docs, &sp.held_out_docs, 1, seed);
+    let per_env = |e: &spade_schema::MemoryRow| match args.favour_per_env {
+        Some(n) if favoured_ids.contains(&e.env_id) => n,
+        _ => args.per_env,
+    };
+    let train_pairs = warmup::pairs(&pool, &sp.train_envs, &docs, &sp.train_docs, per_env, seed);
+    let held_pairs = warmup::pairs(&pool, &sp.held_out_envs, &docs, &sp.held_out_docs, |_| 1, seed);
+    let favoured_train = sp.train_envs.iter().filter(|&&e| favoured_ids.contains(&pool[e].env_id)).count();
     let train_pair_ids: Vec<[String; 2]> = train_pairs.iter().map(|&(e, d)| [pool[e].env_id.clone(), docs[d].doc_id.clone()]).collect();
 
     let model_path = args.model.model_path();
@@ -227,8 +251,12 @@ fn run(args: Args) -> anyhow::Result<()> {
     let train = samples(&train_pairs, true)?;
     let held = samples(&held_pairs, false)?;
     let longest = train.iter().map(|s| s.tokens.len()).max().unwrap_or(0);
+    let favour_note = match args.favour_per_env {
+        Some(n) => format!(", {favoured_train} of them favoured with {n}"),
+        None => String::new(),
+    };
     tracing::info!(
-        "{} training pairs ({} environments × {} documents each, longest {longest} tokens), {} held-out pairs; {} epochs",
+        "{} training pairs ({} environments × {} documents each{favour_note}, longest {longest} tokens), {} held-out pairs; {} epochs",
         train.len(),
         sp.train_envs.len(),
         args.per_env,
@@ -311,7 +339,14 @@ fn run(args: Args) -> anyhow::Result<()> {
         base: &model_path.display().to_string(),
         round: args.common.round,
         step: 0,
-        data: vec![("environments (the pool)", args.pool.join(" ")), ("documents", args.docs.join(" "))],
+        data: [
+            ("environments (the pool)", args.pool.join(" ")),
+            ("favoured environments", args.favour.join(" ")),
+            ("documents", args.docs.join(" ")),
+        ]
+        .into_iter()
+        .filter(|(_, v)| !v.is_empty())
+        .collect(),
         metrics: serde_json::json!({
             "train_pairs": train.len(), "held_out_pairs": held.len(), "updates": updates,
             "held_out_loss_before": held_before, "held_out_loss_after": held_after,
@@ -349,7 +384,7 @@ fn run(args: Args) -> anyhow::Result<()> {
             "output": args.output.display().to_string(),
             "train_pairs": train.len(), "held_out_pairs": held.len(),
             "train_pair_ids": train_pair_ids,
-            "train_envs": sp.train_envs.len(), "held_out_envs": sp.held_out_envs.len(),
+            "train_envs": sp.train_envs.len(), "held_out_envs": sp.held_out_envs.len(), "favoured_train_envs": favoured_train,
             "train_docs": sp.train_docs.len(), "held_out_docs": sp.held_out_docs.len(),
             "epoch_loss": report.epoch_loss, "held_out_loss_before": held_before, "held_out_loss_after": held_after,
             "held_out_loss_by_epoch": report.held_out_by_epoch,

@@ -96,12 +96,21 @@ pub fn split(envs: &[MemoryRow], docs: &[Document], seed: u64, fraction: f64) ->
     Split { train_envs, held_out_envs, train_docs, held_out_docs }
 }
 
-/// (environment, document) pairs: each environment with `per_env` documents of its skill's
+/// (environment, document) pairs: each environment with `per_env(env)` documents of its skill's
 /// domains (any domain when none matches), chosen by a seeded hash order, never the same twice.
-pub fn pairs(envs: &[MemoryRow], env_idx: &[usize], docs: &[Document], doc_idx: &[usize], per_env: usize, seed: u64) -> Vec<(usize, usize)> {
+/// (`spade-sft --favour` gives some environments more documents than the rest.)
+pub fn pairs(
+    envs: &[MemoryRow],
+    env_idx: &[usize],
+    docs: &[Document],
+    doc_idx: &[usize],
+    per_env: impl Fn(&MemoryRow) -> usize,
+    seed: u64,
+) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     for &e in env_idx {
         let env = &envs[e];
+        let per_env = per_env(env);
         let skill = env.skill.as_deref().unwrap_or("");
         let wanted = skill_domains(skill);
         let matching: Vec<usize> = doc_idx.iter().copied().filter(|&d| docs[d].domain.as_deref().is_some_and(|dom| wanted.contains(&dom))).collect();
@@ -280,7 +289,7 @@ mod tests {
         // The same id is held out whatever else is in the pool.
         let s2 = split(&envs[..20], &docs, 7, 0.25);
         assert!(s2.held_out_envs.iter().all(|i| s.held_out_envs.contains(i)));
-        let p = pairs(&envs, &s.train_envs, &docs, &s.train_docs, 2, 7);
+        let p = pairs(&envs, &s.train_envs, &docs, &s.train_docs, |_| 2, 7);
         for &(e, d) in &p {
             assert!(s.train_envs.contains(&e) && s.train_docs.contains(&d), "held-out items never pair for training");
             if envs[e].skill.as_deref() == Some("causal-inference") {
@@ -288,6 +297,16 @@ mod tests {
             }
         }
         assert_eq!(p.len(), 2 * s.train_envs.len());
+        // A favoured environment gets more documents, each once, the others' pairs unchanged.
+        let fav = envs[s.train_envs[0]].env_id.clone();
+        let more = pairs(&envs, &s.train_envs, &docs, &s.train_docs, |e| if e.env_id == fav { 5 } else { 2 }, 7);
+        let of = |p: &[(usize, usize)], e: usize| p.iter().filter(|x| x.0 == e).map(|x| x.1).collect::<Vec<_>>();
+        let fav_docs = of(&more, s.train_envs[0]);
+        assert_eq!(fav_docs.len(), 5);
+        assert_eq!(fav_docs.iter().collect::<BTreeSet<_>>().len(), 5);
+        assert_eq!(fav_docs[..2], of(&p, s.train_envs[0])[..], "the first documents are the unfavoured pairs'");
+        assert_eq!(more.len(), p.len() + 3);
+        assert_eq!(of(&more, s.train_envs[1]), of(&p, s.train_envs[1]));
     }
 
     #[test]
