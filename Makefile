@@ -525,14 +525,15 @@ WARM_POOL ?=
 # shorter, which is most of the warm-up's time on a CPU); the check designs with the same prompts, and
 # leaves room for the longest seed environments (~1,400 tokens; 1,024 cut a third of the warm samples).
 # One pass over the training share of the seed pool (124 of its 181 environments; the rest are held out
-# for the check) × 1 document, peak lr 1e-4 with spade-sft's default warm-up and cosine decay: 47.6 min
-# on the 2-core CPU (2026-12-01), held-out loss per token 1.88 → 0.86; 39.7 min on 2026-12-07 (1.888 → 0.863). (2 documents per environment
-# took 67 min when the pool had 120 games environments.) Every 4 updates it saves $(WARM)/checkpoint.partial:
+# for the check) × 2 documents, peak lr 1e-4 with spade-sft's default warm-up and cosine decay: ~67 min
+# alone on the 2-core CPU (2026-12-07), held-out loss per token 1.888 → 0.772; its designer wrote 12 of 32
+# valid, novel environments in a round (issue #42's 35%). With --per-env 1: 39.7 min, 1.888 → 0.863, and
+# 5 of 32 in the same round (README, "A round from the longer warm-up"). Every 4 updates it saves $(WARM)/checkpoint.partial:
 # make warmstart again continues from there after a crash or a time limit.
 # To warm up on the levels the agent can win more often (issue #42; data/seed-plays.parquet records
 # the default model winning only easy_* seeds): SFT_FLAGS='... --per-env 1 --favour
 # data/seed-envs/easy_*.py --favour-per-env 4' (spade-sft --help).
-SFT_FLAGS ?= --epochs 1 --per-env 1 --batch 4 --lr 1e-4 --examples 0 --max-new-tokens 1024 --save-every 4
+SFT_FLAGS ?= --epochs 1 --per-env 2 --batch 4 --lr 1e-4 --examples 0 --max-new-tokens 1024 --save-every 4
 WARM_DESIGN_FLAGS ?= --max-new-tokens $(DESIGN_TOKENS) $(DESIGN_PROMPT) --temperature 0.5
 SPADE_SFT ?= $(BIN)/spade-sft
 # The warm-up's seed (pairs, order and, unless SFT_FLAGS has --split-seed, the split). A second warm-up
