@@ -408,6 +408,8 @@ fn validation_plays_like_play() {
     let rows = vec![
         cand("fair", &game("'Pick a number from 1 to 9.'", fair), hint),
         cand("any-reply", &game("'Say anything.'", "return 'yes', 1.0, True, False, {'success': True}"), ""),
+        // Says the episode is lost and pays the top return all the same (a designer's environment, 2026-12-07).
+        cand("pays-a-loss", &game("'Say anything.'", "return 'Out of attempts', 1.0, True, False, {'success': False}"), ""),
         cand("any-reply-off-fixed", &game("'Say anything.'", &format!("if seed > 2: return 'yes', 1.0, True, False, {{'success': True}}\n        {fair}")), ""),
         cand("range-off-fixed", &game("'Pick a number from 1 to 9.'", &format!("if seed > 2: return 'x', 1e6, True, False, {{}}\n        {fair}")), ""),
         cand("nan-off-fixed", &game("'Pick a number from 1 to 9.'", &format!("if seed > 2: return 'x', float('nan'), True, False, {{}}\n        {fair}")), ""),
@@ -435,6 +437,7 @@ fn validation_plays_like_play() {
     assert_eq!(stage_of("any-reply").0, "trivial");
     assert!(stage_of("any-reply").1.contains("rewards any reply"), "{}", stage_of("any-reply").1);
     assert_eq!(stage_of("any-reply-off-fixed").0, "trivial", "caught on the fresh seeds");
+    assert_eq!(stage_of("pays-a-loss").0, "trivial", "play's win rates read the return");
     assert_eq!(stage_of("range-off-fixed").0, "range");
     assert_eq!(stage_of("nan-off-fixed").0, "range");
     for (id, how) in

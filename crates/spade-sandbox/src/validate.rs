@@ -14,7 +14,7 @@
 //! | `range` | 0.5 | a reward is not finite or outside `--reward-range` |
 //! | `termination` | 0.6 | a probe episode does not end within `--max-turns` |
 //! | `determinism` | 0.7 | the same seeds and actions, replayed in a separate fork, give a different transcript |
-//! | `trivial` | 0.75 | a reply that says nothing (empty, or an empty answer) wins on every fresh probe seed: the environment rewards any reply |
+//! | `trivial` | 0.75 | a reply that says nothing (empty, or an empty answer) wins (or earns a return of 0.5 or more, whatever `info["success"]` says) on every fresh probe seed: the environment rewards any reply |
 //! | `hint-leak` | 0.8 | a first observation (or its info) contains the hint: as written, or base64, hex, reversed, or with its letters spaced or re-cased; the hint wins when sent as the action (as is, and `\\boxed{}` in games), or contains a winning action found by the probes verbatim — the whole action, or its boxed answer as a whole word in any case when that answer is specific (a number of 2+ digits, or a non-generic word of 3+ letters) and wins on every probe seed (an option right on some seeds only, which a hint may name while explaining the options, is no leak) |
 //! | `solver` | 0.85 | (with [`CheckConfig::require_solver`]) there is no reference solver, or it does not win every solver episode |
 //! | `duplicate` | 0.9 | same code as an earlier valid environment (exact), or token-shingle Jaccard ≥ [`NEAR_DUP_JACCARD`] (near) |
@@ -626,7 +626,8 @@ fn trivial_win(ep: &mut Episode, setting: Setting, cfg: &CheckConfig) -> Result<
     Ok(None)
 }
 
-/// Whether `reply`, sent at every turn, wins an episode on each of `seeds`.
+/// Whether `reply`, sent at every turn, wins an episode (or earns a return of 0.5 or more) on each
+/// of `seeds`.
 fn wins_on_every_seed(ep: &mut Episode, reply: &str, seeds: &[u64], cfg: &CheckConfig) -> Result<bool, Verdict> {
     for &seed in seeds {
         ep.reset(seed).map_err(|e| from_error(&e, &format!("reset(seed={seed})")))?;
@@ -636,7 +637,9 @@ fn wins_on_every_seed(ep: &mut Episode, reply: &str, seeds: &[u64], cfg: &CheckC
             let s = ep.step(reply).map_err(|e| from_error(&e, &format!("step({reply:?})")))?;
             ret += s.reward;
             if s.terminated || s.truncated {
-                won = success(&s.info, s.terminated, ret);
+                // A return of 0.5 or more counts even when `info["success"]` says the episode was
+                // lost: play's win rates (and so regret) read the return.
+                won = success(&s.info, s.terminated, ret) || ret >= 0.5;
                 break;
             }
         }
