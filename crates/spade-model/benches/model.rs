@@ -1,5 +1,5 @@
 //! Model bench: prefill tok/s (512-token prompt), single-stream decode tok/s (128 tokens) and
-//! batched decode throughput at batch 8 and 32, for f32 and Q8_0, at 1 and 2 threads (one child
+//! batched decode throughput at batch 8 and 32, for f32, Q8_0 and Q4_1, at 1 and 2 threads (one child
 //! process per thread count: candle reads its thread count once), on the generation engine and
 //! on the static decoder it replaced (same run, ratios written); plus llama.cpp's single-stream
 //! figures on the same model file and `decode_ratio_vs_llama_cpp`: its `llama-bench` when
@@ -77,7 +77,7 @@ fn child(model: &Path) -> Value {
     let mut m = load(model, &Device::Cpu).unwrap();
     let quick = std::env::var("SPADE_BENCH_QUICK").is_ok_and(|v| v == "1");
     let mut out = serde_json::Map::new();
-    for repr in [Repr::F32, Repr::Q8_0] {
+    for repr in [Repr::F32, Repr::Q8_0, Repr::Q4_1] {
         m.set_inference_repr(repr).unwrap();
         let engine = figures(&m, repr, true, quick);
         eprintln!("  {repr} engine: {engine}");
@@ -216,7 +216,7 @@ fn main() {
                 let mut ratios = serde_json::Map::new();
                 for &isa in &isas {
                     let mut per = serde_json::Map::new();
-                    for repr in ["f32", "q8_0"] {
+                    for repr in ["f32", "q8_0", "q4_1"] {
                         let s = &entry["spade"][isa.name()][repr]["engine"];
                         per.insert(
                             repr.into(),

@@ -102,7 +102,7 @@ fn apply(lin: &Lin, bias: Option<&Tensor>, x: &[f32], rows: usize, inp: usize) -
             let t = Tensor::from_slice(x, (rows, inp), &candle_core::Device::Cpu)?;
             q.forward(&t)?.flatten_all()?.to_vec1::<f32>()?
         }
-        Lin::Packed(p) => crate::kernels::q8::matmul(p, &crate::kernels::q8::quantise_rows(x, rows, inp)),
+        Lin::Packed(p) => crate::kernels::q8::matmul(&**p, &crate::kernels::q8::quantise_rows(x, rows, inp)),
     };
     add_bias(&mut y, bias)?;
     Ok(y)
@@ -120,7 +120,7 @@ fn add_bias(y: &mut [f32], bias: Option<&Tensor>) -> Result<()> {
 
 /// [`apply`] for several weights on the same input: one pass when all are Q8_0 tiles.
 fn apply_many(lins: &[(&Lin, Option<&Tensor>)], x: &[f32], rows: usize, inp: usize) -> Result<Vec<Vec<f32>>> {
-    let packed: Option<Vec<&crate::kernels::q8::PackedQ8>> =
+    let packed: Option<Vec<&dyn crate::kernels::q8::Packed>> =
         lins.iter().map(|(l, _)| if let Lin::Packed(p) = l { Some(&**p) } else { None }).collect();
     let Some(packed) = packed else {
         return lins.iter().map(|(l, b)| apply(l, *b, x, rows, inp)).collect();

@@ -4,8 +4,8 @@
 //! attention by reshaping queries per KV head; RMSNorm and the masked attention softmax as fused
 //! CPU kernels with their own backward, `crate::ops`), so the trainer differentiates the same
 //! function that generation runs (generation swaps in candle's inference-only kernels).
-//! Generation may use a faster representation of the same weights ([`Repr::Q8_0`]: matmul
-//! weights quantised from the f32 ones); training always uses f32.
+//! Generation may use a faster representation of the same weights ([`Repr::Q8_0`], [`Repr::Q4_1`]:
+//! matmul weights quantised from the f32 ones); training always uses f32.
 
 use std::sync::Arc;
 
@@ -24,8 +24,9 @@ pub use crate::repr::Repr;
 pub(crate) enum Lin {
     Dense(Tensor),
     Quant(Arc<QMatMul>),
-    /// Q8_0 in the tiles of our kernel ([`crate::kernels::q8`]), where it is built (x86-64, aarch64).
-    Packed(Arc<crate::kernels::q8::PackedQ8>),
+    /// Q8_0 or Q4_1 in the tiles of our kernels ([`crate::kernels::q8`], [`crate::kernels::q4`]),
+    /// where they are built (x86-64, aarch64).
+    Packed(Arc<dyn crate::kernels::q8::Packed>),
 }
 
 impl Lin {
@@ -47,7 +48,7 @@ impl Lin {
                 let k = p.cols();
                 let rows = x.elem_count() / k;
                 let xs = x.flatten_all()?.to_vec1::<f32>()?;
-                let y = crate::kernels::q8::matmul(p, &crate::kernels::q8::quantise_rows(&xs, rows, k));
+                let y = crate::kernels::q8::matmul(&**p, &crate::kernels::q8::quantise_rows(&xs, rows, k));
                 *dims.last_mut().expect("a matrix") = p.rows();
                 Ok(Tensor::from_vec(y, dims, x.device())?)
             }
@@ -57,16 +58,21 @@ impl Lin {
     fn build(w: &Tensor, repr: Repr) -> Result<Lin> {
         match repr {
             Repr::F32 => Ok(Lin::Dense(w.clone())),
-            Repr::Q8_0 => {
+            Repr::Q8_0 | Repr::Q4_1 => {
                 if w.dim(1)? % 32 != 0 {
                     return Ok(Lin::Dense(w.detach()));
                 }
                 if crate::kernels::q8::available() && w.device().is_cpu() {
                     let (n, k) = w.dims2()?;
                     let ws = w.detach().flatten_all()?.to_vec1::<f32>()?;
-                    return Ok(Lin::Packed(Arc::new(crate::kernels::q8::PackedQ8::new(&ws, n, k))));
+                    return Ok(Lin::Packed(if repr == Repr::Q4_1 {
+                        Arc::new(crate::kernels::q4::PackedQ4::new(&ws, n, k))
+                    } else {
+                        Arc::new(crate::kernels::q8::PackedQ8::new(&ws, n, k))
+                    }));
                 }
-                let q = QTensor::quantize(&w.detach(), GgmlDType::Q8_0)?;
+                let dtype = if repr == Repr::Q4_1 { GgmlDType::Q4_1 } else { GgmlDType::Q8_0 };
+                let q = QTensor::quantize(&w.detach(), dtype)?;
                 Ok(Lin::Quant(Arc::new(QMatMul::from_qtensor(q)?)))
             }
         }
@@ -140,9 +146,11 @@ impl Stack {
             });
         }
         let embed = get("model.embed_tokens.weight")?;
+        // The output head stays in 8 bits under Q4_1, as the model's GGUF files keep it.
+        let head_repr = if repr == Repr::Q4_1 { Repr::Q8_0 } else { repr };
         let head = match w.get_opt("lm_head.weight").map(take) {
-            Some(h) => Lin::build(&h, repr)?,
-            None => Lin::build(&embed, repr)?,
+            Some(h) => Lin::build(&h, head_repr)?,
+            None => Lin::build(&embed, head_repr)?,
         };
         Ok(Stack { embed, layers, norm: get("model.norm.weight")?, head })
     }

@@ -10,6 +10,11 @@ pub enum Repr {
     /// 8-bit blocks quantised from the f32 weights (faster decode on CPU).
     #[serde(rename = "q8_0")]
     Q8_0,
+    /// The layers' products in 4-bit blocks with a minimum (Q4_1, as the default model's GGUF
+    /// ships them: packing its layers gives back the file's blocks), the output head in Q8_0:
+    /// 0.6× the bytes of `q8_0` per token, for decode on a core whose memory sets the pace.
+    #[serde(rename = "q4_1")]
+    Q4_1,
 }
 
 impl std::str::FromStr for Repr {
@@ -18,7 +23,8 @@ impl std::str::FromStr for Repr {
         match s.to_ascii_lowercase().as_str() {
             "f32" => Ok(Repr::F32),
             "q8_0" | "q8" => Ok(Repr::Q8_0),
-            _ => Err(format!("unknown representation {s:?} (f32 | q8_0 | auto)")),
+            "q4_1" | "q4" => Ok(Repr::Q4_1),
+            _ => Err(format!("unknown representation {s:?} (f32 | q8_0 | q4_1 | auto)")),
         }
     }
 }
@@ -28,6 +34,7 @@ impl std::fmt::Display for Repr {
         f.write_str(match self {
             Repr::F32 => "f32",
             Repr::Q8_0 => "q8_0",
+            Repr::Q4_1 => "q4_1",
         })
     }
 }

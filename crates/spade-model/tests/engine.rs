@@ -117,6 +117,27 @@ fn quantised_projections_run_in_the_engine() {
 }
 
 #[test]
+fn q4_1_runs_in_the_engine_near_the_f32_scorer() {
+    let mut m = tiny(5, Family::Llama);
+    m.set_inference_repr(Repr::Q4_1).unwrap();
+    assert_eq!(m.inference_repr(), Repr::Q4_1);
+    let reqs = requests(&m);
+    let p = SamplingParams { temperature: 1.0, stop_on_eos: false, max_new_tokens: 12, max_batch: 1, ..Default::default() };
+    let one = m.generate_repr(Repr::Q4_1, &reqs, &p).unwrap();
+    let many = m.generate_repr(Repr::Q4_1, &reqs, &SamplingParams { max_batch: 8, ..p.clone() }).unwrap();
+    assert_close(&one, &many, "q4_1 slots 1 vs 8", 1e-2);
+    // 4-bit weights: further from the f32 scorer than q8_0, still near it.
+    let (mut sum, mut n) = (0f64, 0usize);
+    for (r, g) in reqs.iter().zip(&one) {
+        for (a, b) in g.logprobs.iter().zip(m.score_vec(&r.prompt, &g.tokens, 1.0).unwrap()) {
+            sum += (a - b).abs() as f64;
+            n += 1;
+        }
+    }
+    assert!(sum / (n as f64) < 0.25, "mean |Δ log-prob| {}", sum / n as f64);
+}
+
+#[test]
 fn a_group_prefills_its_shared_prompt_once() {
     let m = tiny(6, Family::Llama);
     let reqs = requests(&m);
@@ -159,8 +180,8 @@ fn a_next_turn_prefills_only_its_new_tokens_when_prefixes_are_kept() {
     assert_eq!(kept.engine_stats().reused_tokens, before.reused_tokens);
 }
 
-/// The kernels' levels (`SPADE_ISA`): every level generates the same q8_0 tokens and log-probs
-/// bit for bit (at `scalar` on the reference tile), and every vector level the same f32 ones, on a
+/// The kernels' levels (`SPADE_ISA`): every level generates the same q8_0 and q4_1 tokens and
+/// log-probs bit for bit (at `scalar` on the reference tiles), and every vector level the same f32 ones, on a
 /// tiny model with 64-wide heads (the decode attention kernel's size); f32 at `scalar` (BLAS for
 /// the products) the same tokens with log-probs within rounding. The level is read once
 /// per process, so each runs in a child process of this test.
@@ -176,7 +197,9 @@ fn every_kernel_level_generates_the_same_tokens() {
         let f32 = m.generate_repr(Repr::F32, &reqs, &p).unwrap();
         m.set_inference_repr(Repr::Q8_0).unwrap();
         let q8 = m.generate_repr(Repr::Q8_0, &reqs, &p).unwrap();
-        let out: Vec<(Vec<u32>, Vec<f32>)> = f32.iter().chain(&q8).map(|g| (g.tokens.clone(), g.logprobs.clone())).collect();
+        m.set_inference_repr(Repr::Q4_1).unwrap();
+        let q4 = m.generate_repr(Repr::Q4_1, &reqs, &p).unwrap();
+        let out: Vec<(Vec<u32>, Vec<f32>)> = f32.iter().chain(&q8).chain(&q4).map(|g| (g.tokens.clone(), g.logprobs.clone())).collect();
         std::fs::write(path, serde_json::to_string(&out).unwrap()).unwrap();
         return;
     }
@@ -203,8 +226,8 @@ fn every_kernel_level_generates_the_same_tokens() {
         assert_eq!(out.len(), best.len());
         for (i, ((ta, la), (tb, lb))) in out.iter().zip(&best).enumerate() {
             assert_eq!(ta, tb, "{isa:?} vs {:?}: tokens of generation {i} differ", Isa::detected());
-            // The first half are f32's generations, the second q8_0's.
-            if isa == Isa::Scalar && i < out.len() / 2 {
+            // The first third are f32's generations, then q8_0's, then q4_1's.
+            if isa == Isa::Scalar && i < out.len() / 3 {
                 for (a, b) in la.iter().zip(lb) {
                     assert!((a - b).abs() < 2e-2, "scalar generation {i}: log-prob {a} vs {b}");
                 }

@@ -1,4 +1,5 @@
-//! The engine's own CPU kernels (the Q8_0 product [`q8`], the few-row f32 product [`skinny`],
+//! The engine's own CPU kernels (the Q8_0 product [`q8`] and the Q4_1 one [`q4`] on its tiles, the
+//! few-row f32 product [`skinny`],
 //! the decode attention [`attend`]), and the one place that picks the instruction set they run on.
 //!
 //! Levels, best first: on x86-64 `avx512` (AVX-512 F, BW and VNNI), `avx2` (AVX2, FMA and F16C:
@@ -12,6 +13,7 @@
 //! measure the paths a user's CPU takes, and how the tests run the scalar path on any machine.
 
 pub(crate) mod attend;
+pub(crate) mod q4;
 pub(crate) mod q8;
 pub(crate) mod skinny;
 

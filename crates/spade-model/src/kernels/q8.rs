@@ -29,16 +29,27 @@ use rayon::prelude::*;
 /// Values per block (one scale each).
 pub(crate) const BLOCK: usize = 32;
 /// Output rows per tile (one 512-bit register of i32 or f32).
-const TILE: usize = 16;
+pub(crate) const TILE: usize = 16;
 /// Activation rows a tile is applied to at a time (accumulators kept in registers): AVX-512.
 #[cfg(target_arch = "x86_64")]
-const ROWS: usize = 8;
+pub(crate) const ROWS: usize = 8;
 /// The same on AVX2 (half the tile per register, so half the rows).
 #[cfg(target_arch = "x86_64")]
-const ROWS_AVX2: usize = 4;
+pub(crate) const ROWS_AVX2: usize = 4;
 /// The same on NEON (a quarter of the tile per register).
 #[cfg(target_arch = "aarch64")]
-const ROWS_NEON: usize = 3;
+pub(crate) const ROWS_NEON: usize = 3;
+
+/// A weight packed in tiles of [`TILE`] output rows for one of the integer kernels (Q8_0 here,
+/// Q4_1 in [`super::q4`]): what [`matmul_many`] schedules.
+pub(crate) trait Packed: Send + Sync {
+    /// Output rows `n`.
+    fn rows(&self) -> usize;
+    /// Inner dimension `k`.
+    fn cols(&self) -> usize;
+    /// Tile `t` (output rows `16·t..`) against every row of `x` at level `isa`: `out` is `[row][16]`.
+    fn tile(&self, isa: Isa, t: usize, x: &Acts, out: &mut [f32]);
+}
 
 /// The bytes of one block of one tile: 16 rows × 32 values, each stored as `q + 128`, laid out
 /// `[group of 4 values][row][4 bytes]` so that one 64-byte load feeds a `vpdpbusd` for all 16
@@ -79,7 +90,7 @@ fn quantise_block(x: &[f32], q: &mut [i8]) -> f32 {
 /// leaves no fraction bits, and the default rounding mode rounds the sum to even.
 /// (`round_ties_even` is a call to libm's `rintf` without SSE4.1: a fifth of a decode's start-up.)
 #[inline(always)]
-fn round_even(y: f32) -> f32 {
+pub(crate) fn round_even(y: f32) -> f32 {
     const MAGIC: f32 = 12_582_912.0;
     (y + MAGIC) - MAGIC
 }
@@ -107,24 +118,39 @@ impl PackedQ8 {
         });
         PackedQ8 { n, k, blocks, scales }
     }
+}
 
-    pub(crate) fn rows(&self) -> usize {
+impl Packed for PackedQ8 {
+    fn rows(&self) -> usize {
         self.n
     }
 
-    pub(crate) fn cols(&self) -> usize {
+    fn cols(&self) -> usize {
         self.k
+    }
+
+    fn tile(&self, isa: Isa, t: usize, x: &Acts, out: &mut [f32]) {
+        let nb = self.k / BLOCK;
+        tile(isa, &self.blocks[t * nb..(t + 1) * nb], &self.scales[t * nb..(t + 1) * nb], x, out);
     }
 }
 
 /// Activations quantised per row and block.
 pub(crate) struct Acts {
-    m: usize,
-    k: usize,
-    qs: Vec<i8>,
-    d: Vec<f32>,
+    pub(crate) m: usize,
+    pub(crate) k: usize,
+    pub(crate) qs: Vec<i8>,
+    pub(crate) d: Vec<f32>,
     /// Each block's `128 · Σ q` (what the weights' offset adds to the integer dot product).
     offset: Vec<i32>,
+}
+
+impl Acts {
+    /// Block `at`'s (row-major over rows and blocks) `Σ q`.
+    #[inline(always)]
+    pub(crate) fn sum(&self, at: usize) -> i32 {
+        self.offset[at] / 128
+    }
 }
 
 /// Quantise `m` rows of `k` values.
@@ -175,23 +201,23 @@ fn quantise_avx512(x: &[f32], qs: &mut [i8], d: &mut [f32]) {
 }
 
 /// `x · Wᵀ` for the `m` rows of `x` (quantised by [`quantise_rows`]): `(m, n)` row-major.
-pub(crate) fn matmul(w: &PackedQ8, x: &Acts) -> Vec<f32> {
+pub(crate) fn matmul(w: &dyn Packed, x: &Acts) -> Vec<f32> {
     matmul_many(&[w], x).pop().expect("one product")
 }
 
 /// `x · Wᵢᵀ` for several weights sharing the input (a layer's q, k and v; its gate and up): one
 /// quantisation of `x` and one parallel pass over all their tiles.
-pub(crate) fn matmul_many(ws: &[&PackedQ8], x: &Acts) -> Vec<Vec<f32>> {
+pub(crate) fn matmul_many(ws: &[&dyn Packed], x: &Acts) -> Vec<Vec<f32>> {
     matmul_many_on(super::isa(), ws, x)
 }
 
 /// [`matmul_many`] at level `isa`.
-fn matmul_many_on(isa: Isa, ws: &[&PackedQ8], x: &Acts) -> Vec<Vec<f32>> {
-    assert!(ws.iter().all(|w| w.k == x.k), "matmul: inner dimensions differ");
+pub(crate) fn matmul_many_on(isa: Isa, ws: &[&dyn Packed], x: &Acts) -> Vec<Vec<f32>> {
+    assert!(ws.iter().all(|w| w.cols() == x.k), "matmul: inner dimensions differ");
     let (m, nb) = (x.m, x.k / BLOCK);
     // Global tile index → (weight, tile): the first global tile of each weight.
-    let firsts: Vec<usize> = ws.iter().scan(0, |at, w| Some(std::mem::replace(at, *at + w.n.div_ceil(TILE)))).collect();
-    let tiles: usize = ws.iter().map(|w| w.n.div_ceil(TILE)).sum();
+    let firsts: Vec<usize> = ws.iter().scan(0, |at, w| Some(std::mem::replace(at, *at + w.rows().div_ceil(TILE)))).collect();
+    let tiles: usize = ws.iter().map(|w| w.rows().div_ceil(TILE)).sum();
     // Tile-major output: tile t owns 16·m consecutive floats (`[row][16]`), so the tasks write
     // disjoint chunks; transposed into `(m, n)` at the end.
     let mut tiled = vec![0f32; tiles * TILE * m];
@@ -199,13 +225,12 @@ fn matmul_many_on(isa: Isa, ws: &[&PackedQ8], x: &Acts) -> Vec<Vec<f32>> {
     let per_task = (256 / (nb * m).max(1)).max(1);
     tiled.par_chunks_mut(TILE * m).with_min_len(per_task).enumerate().for_each(|(g, out)| {
         let i = firsts.partition_point(|&f| f <= g) - 1;
-        let (w, t) = (ws[i], g - firsts[i]);
-        tile(isa, &w.blocks[t * nb..(t + 1) * nb], &w.scales[t * nb..(t + 1) * nb], x, out);
+        ws[i].tile(isa, g - firsts[i], x, out);
     });
     ws.iter()
         .zip(&firsts)
         .map(|(w, &first)| {
-            let n = w.n;
+            let n = w.rows();
             let mut y = vec![0f32; m * n];
             for t in 0..n.div_ceil(TILE) {
                 let chunk = &tiled[(first + t) * TILE * m..(first + t + 1) * TILE * m];
@@ -433,7 +458,7 @@ fn tile_neon<const R: usize, const DOT: bool>(blocks: &[TileBlock], scales: &[[h
 /// `acc + ` the four 4-byte dot products of `a` and `b` (`sdot`).
 #[cfg(target_arch = "aarch64")]
 #[target_feature(enable = "dotprod")]
-unsafe fn sdot(
+pub(crate) unsafe fn sdot(
     acc: std::arch::aarch64::int32x4_t,
     a: std::arch::aarch64::int8x16_t,
     b: std::arch::aarch64::int8x16_t,
@@ -506,11 +531,11 @@ mod tests {
             let reference = matmul_reference(&p, &a);
             let p2 = PackedQ8::new(&random(7 * k, 4), 7, k);
             for isa in Isa::runnable() {
-                let y = matmul_many_on(isa, &[&p], &a).pop().unwrap();
+                let y = matmul_many_on(isa, &[&p as &dyn Packed], &a).pop().unwrap();
                 assert_eq!(y, reference, "{isa:?} m={m} n={n} k={k}");
                 // Several weights in one pass: each product as alone.
-                let both = matmul_many_on(isa, &[&p2, &p, &p2], &a);
-                let alone = matmul_many_on(isa, &[&p2], &a).pop().unwrap();
+                let both = matmul_many_on(isa, &[&p2 as &dyn Packed, &p, &p2], &a);
+                let alone = matmul_many_on(isa, &[&p2 as &dyn Packed], &a).pop().unwrap();
                 assert_eq!((&both[0], &both[1], &both[2]), (&alone, &y, &alone), "{isa:?}");
             }
             // And close to the f32 product.
