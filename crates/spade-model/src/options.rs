@@ -35,8 +35,9 @@ pub struct ModelArgs {
     /// Weight representation for generation: f32 (log-probs equal the trainer's), q8_0 (8-bit
     /// weights: faster on CPUs with AVX2, AVX-512 or ARM dotprod; log-probs off the trainer's by
     /// ~0.05 a token, which truncated importance sampling corrects), q4_1 (the layers in 4-bit
-    /// blocks as the default model's GGUF ships them, the head in q8_0: fewer bytes per token for
-    /// single-stream decode) or auto (q8_0 on those CPUs, else f32; said on stderr)
+    /// blocks as the default model's GGUF ships them, the head in q8_0: the fastest single-stream
+    /// decode, for weights that do not train, since a step's updates round away) or auto (q8_0 on
+    /// those CPUs, else f32; said on stderr)
     #[arg(long, default_value = "f32", value_name = "REPR", value_parser = Repr::parse_choice)]
     pub repr: Repr,
     /// MiB of keys and values generation may hold: live sequences reserve their prompt and token
