@@ -124,6 +124,45 @@ pub(crate) fn random(n: usize, seed: u64) -> Vec<f32> {
     (0..n).map(|_| rng.random_range(-1.0f32..1.0)).collect()
 }
 
+/// The integer products' shared check: for rows not a multiple of the tile, every row-group size,
+/// a first block of the constant `first` and a second of extreme values (±1 weights against ±1
+/// activations: the largest integer sums the vector forms make), every runnable level's product
+/// equals the scalar level's bit for bit, alone and beside other weights in one pass, and is close
+/// to the f32 product with the weight as the packing holds it. `pack` returns the packed weight and
+/// those values.
+#[cfg(test)]
+pub(crate) fn check_packed_product(pack: impl Fn(&[f32], usize, usize) -> (Box<dyn q8::Packed>, Vec<f32>), first: f32) {
+    use q8::{matmul_many_on, quantise_rows, BLOCK};
+    for &(m, n, k) in &[(1, 40, 64), (3, 16, 32), (6, 33, 96), (9, 200, 576), (21, 48, 128)] {
+        let mut w = random(n * k, 1);
+        w[..BLOCK].fill(first);
+        w[BLOCK..2 * BLOCK].iter_mut().enumerate().for_each(|(j, v)| *v = if j % 3 == 0 { -1.0 } else { 1.0 });
+        let mut x = random(m * k, 2);
+        x[BLOCK..2 * BLOCK].iter_mut().enumerate().for_each(|(j, v)| *v = if j % 2 == 0 { -1.0 } else { 1.0 });
+        let (p, held) = pack(&w, n, k);
+        let a = quantise_rows(&x, m, k);
+        let reference = matmul_many_on(Isa::Scalar, &[&*p], &a).pop().unwrap();
+        let (p2, _) = pack(&random(7 * k, 4), 7, k);
+        for isa in Isa::runnable() {
+            let y = matmul_many_on(isa, &[&*p], &a).pop().unwrap();
+            assert_eq!(y, reference, "{isa:?} m={m} n={n} k={k}");
+            // Several weights in one pass: each product as alone.
+            let both = matmul_many_on(isa, &[&*p2, &*p, &*p2], &a);
+            let alone = matmul_many_on(isa, &[&*p2], &a).pop().unwrap();
+            assert_eq!((&both[0], &both[1], &both[2]), (&alone, &y, &alone), "{isa:?}");
+        }
+        // Close to the f32 product (the activations' 8-bit rounding, and for a weight held as f32
+        // its own, are all that differ).
+        for r in 0..m {
+            for c in 0..n {
+                let exact: f32 = (0..k).map(|j| x[r * k + j] * held[c * k + j]).sum();
+                let y = reference[r * n + c];
+                assert!((y - exact).abs() < 0.02 * (k as f32).sqrt(), "m={m} n={n} k={k} ({r},{c}): {y} vs {exact}");
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

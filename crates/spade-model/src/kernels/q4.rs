@@ -16,6 +16,8 @@
 //! `acc = i · (d_w · d_a) + acc` and `acc = m_w · (d_a · Σ a) + acc`. [`tile_scalar`] does the same
 //! in scalar code, and the tests hold every level to it bit for bit.
 
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+use super::q8::row_groups;
 use super::q8::{round_even, Acts, Packed, BLOCK, TILE};
 use super::Isa;
 use rayon::prelude::*;
@@ -123,10 +125,7 @@ impl Packed for PackedQ4 {
         if isa >= Isa::Avx2 {
             use super::q8::{ROWS, ROWS_AVX2};
             let rows = if isa == Isa::Avx512 { ROWS } else { ROWS_AVX2 };
-            let mut r0 = 0;
-            while r0 < x.m {
-                let r = (x.m - r0).min(rows);
-                let o = &mut out[r0 * TILE..(r0 + r) * TILE];
+            row_groups(x.m, rows, out, |r0, r, o| {
                 // SAFETY: the level is only what the CPU has (`Isa::supported`): AVX-512 F, BW and
                 // VNNI, or AVX2, FMA and F16C.
                 unsafe {
@@ -145,27 +144,20 @@ impl Packed for PackedQ4 {
                         _ => tile_avx2::<4, 1>(blocks, scales, mins, x, r0, o),
                     }
                 }
-                r0 += r;
-            }
+            });
             return;
         }
         #[cfg(target_arch = "aarch64")]
         if isa.vector() {
             use super::q8::ROWS_NEON;
-            let mut r0 = 0;
-            while r0 < x.m {
-                let r = (x.m - r0).min(ROWS_NEON);
-                let o = &mut out[r0 * TILE..(r0 + r) * TILE];
-                match (isa == Isa::Dotprod, r) {
-                    (true, 1) => tile_neon::<1, true>(blocks, scales, mins, x, r0, o),
-                    (true, 2) => tile_neon::<2, true>(blocks, scales, mins, x, r0, o),
-                    (true, _) => tile_neon::<3, true>(blocks, scales, mins, x, r0, o),
-                    (false, 1) => tile_neon::<1, false>(blocks, scales, mins, x, r0, o),
-                    (false, 2) => tile_neon::<2, false>(blocks, scales, mins, x, r0, o),
-                    (false, _) => tile_neon::<3, false>(blocks, scales, mins, x, r0, o),
-                }
-                r0 += r;
-            }
+            row_groups(x.m, ROWS_NEON, out, |r0, r, o| match (isa == Isa::Dotprod, r) {
+                (true, 1) => tile_neon::<1, true>(blocks, scales, mins, x, r0, o),
+                (true, 2) => tile_neon::<2, true>(blocks, scales, mins, x, r0, o),
+                (true, _) => tile_neon::<3, true>(blocks, scales, mins, x, r0, o),
+                (false, 1) => tile_neon::<1, false>(blocks, scales, mins, x, r0, o),
+                (false, 2) => tile_neon::<2, false>(blocks, scales, mins, x, r0, o),
+                (false, _) => tile_neon::<3, false>(blocks, scales, mins, x, r0, o),
+            });
             return;
         }
         let _ = isa;
@@ -381,54 +373,31 @@ fn tile_neon<const R: usize, const DOT: bool>(
 
 #[cfg(test)]
 mod tests {
-    use super::super::q8::{matmul_many_on, quantise_rows};
     use super::super::random;
     use super::*;
 
-    /// [`matmul_many_on`] at `scalar`, tile by tile through [`tile_scalar`].
-    fn reference(w: &PackedQ4, x: &Acts) -> Vec<f32> {
-        matmul_many_on(Isa::Scalar, &[w as &dyn Packed], x).pop().unwrap()
+    #[test]
+    fn every_level_equals_the_scalar_reference_bit_for_bit() {
+        // A constant block (d = 0); nibbles 0 and 15 against activations ±127.
+        super::super::check_packed_product(
+            |w, n, k| {
+                let p = PackedQ4::new(w, n, k);
+                let held = p.dequantise();
+                (Box::new(p), held)
+            },
+            0.25,
+        );
     }
 
     #[test]
-    fn every_level_equals_the_scalar_reference_bit_for_bit() {
-        // Rows not a multiple of the tile, every row-group size, a constant block (d = 0), blocks
-        // at the extremes (nibbles 0 and 15 against activations ±127).
-        for &(m, n, k) in &[(1, 40, 64), (3, 16, 32), (6, 33, 96), (9, 200, 576), (21, 48, 128)] {
-            let mut w = random(n * k, 1);
-            w[..BLOCK].fill(0.25);
-            w[BLOCK..2 * BLOCK].iter_mut().enumerate().for_each(|(j, v)| *v = if j % 3 == 0 { -1.0 } else { 1.0 });
-            let mut x = random(m * k, 2);
-            x[BLOCK..2 * BLOCK].iter_mut().enumerate().for_each(|(j, v)| *v = if j % 2 == 0 { -1.0 } else { 1.0 });
-            let p = PackedQ4::new(&w, n, k);
-            let a = quantise_rows(&x, m, k);
-            let want = reference(&p, &a);
-            let p2 = PackedQ4::new(&random(7 * k, 4), 7, k);
-            for isa in Isa::runnable() {
-                let y = matmul_many_on(isa, &[&p as &dyn Packed], &a).pop().unwrap();
-                assert_eq!(y, want, "{isa:?} m={m} n={n} k={k}");
-                // Several weights in one pass: each product as alone.
-                let both = matmul_many_on(isa, &[&p2 as &dyn Packed, &p, &p2], &a);
-                let alone = matmul_many_on(isa, &[&p2 as &dyn Packed], &a).pop().unwrap();
-                assert_eq!((&both[0], &both[1], &both[2]), (&alone, &y, &alone), "{isa:?}");
-            }
-            // Close to the f32 product with the weights as the blocks hold them (the activations'
-            // 8-bit rounding is all that differs).
-            let wq = p.dequantise();
-            for r in 0..m {
-                for c in 0..n {
-                    let exact: f32 = (0..k).map(|j| x[r * k + j] * wq[c * k + j]).sum();
-                    let y = want[r * n + c];
-                    assert!((y - exact).abs() < 0.02 * (k as f32).sqrt(), "m={m} n={n} k={k} ({r},{c}): {y} vs {exact}");
-                }
-            }
-            // And the 4-bit weights within half a step of the f32 ones.
-            for (row, (a, b)) in w.chunks(BLOCK).zip(wq.chunks(BLOCK)).enumerate() {
-                let (lo, hi) = a.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(l, h), &v| (l.min(v), h.max(v)));
-                let step = (hi - lo) / 15.0;
-                for (u, v) in a.iter().zip(b) {
-                    assert!((u - v).abs() <= 0.5 * step + 1e-3 * (1.0 + u.abs()), "block {row}: {u} vs {v}");
-                }
+    fn the_4_bit_weights_are_within_half_a_step_of_the_f32_ones() {
+        let w = random(33 * 96, 1);
+        let held = PackedQ4::new(&w, 33, 96).dequantise();
+        for (b, (a, h)) in w.chunks(BLOCK).zip(held.chunks(BLOCK)).enumerate() {
+            let (lo, hi) = a.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(l, h), &v| (l.min(v), h.max(v)));
+            let step = (hi - lo) / 15.0;
+            for (u, v) in a.iter().zip(h) {
+                assert!((u - v).abs() <= 0.5 * step + 1e-3 * (1.0 + u.abs()), "block {b}: {u} vs {v}");
             }
         }
     }

@@ -249,10 +249,7 @@ fn tile(isa: Isa, blocks: &[TileBlock], scales: &[[half::f16; TILE]], x: &Acts, 
     #[cfg(target_arch = "x86_64")]
     if isa >= Isa::Avx2 {
         let rows = if isa == Isa::Avx512 { ROWS } else { ROWS_AVX2 };
-        let mut r0 = 0;
-        while r0 < x.m {
-            let r = (x.m - r0).min(rows);
-            let o = &mut out[r0 * TILE..(r0 + r) * TILE];
+        row_groups(x.m, rows, out, |r0, r, o| {
             // SAFETY: the level is only what the CPU has (`Isa::supported`): AVX-512 F, BW and
             // VNNI, or AVX2, FMA and F16C.
             unsafe {
@@ -271,30 +268,36 @@ fn tile(isa: Isa, blocks: &[TileBlock], scales: &[[half::f16; TILE]], x: &Acts, 
                     _ => tile_avx2::<4, 1>(blocks, scales, x, r0, o),
                 }
             }
-            r0 += r;
-        }
+        });
         return;
     }
     #[cfg(target_arch = "aarch64")]
     if isa.vector() {
-        let mut r0 = 0;
-        while r0 < x.m {
-            let r = (x.m - r0).min(ROWS_NEON);
-            let o = &mut out[r0 * TILE..(r0 + r) * TILE];
-            match (isa == Isa::Dotprod, r) {
-                (true, 1) => tile_neon::<1, true>(blocks, scales, x, r0, o),
-                (true, 2) => tile_neon::<2, true>(blocks, scales, x, r0, o),
-                (true, _) => tile_neon::<3, true>(blocks, scales, x, r0, o),
-                (false, 1) => tile_neon::<1, false>(blocks, scales, x, r0, o),
-                (false, 2) => tile_neon::<2, false>(blocks, scales, x, r0, o),
-                (false, _) => tile_neon::<3, false>(blocks, scales, x, r0, o),
-            }
-            r0 += r;
-        }
+        row_groups(x.m, ROWS_NEON, out, |r0, r, o| match (isa == Isa::Dotprod, r) {
+            (true, 1) => tile_neon::<1, true>(blocks, scales, x, r0, o),
+            (true, 2) => tile_neon::<2, true>(blocks, scales, x, r0, o),
+            (true, _) => tile_neon::<3, true>(blocks, scales, x, r0, o),
+            (false, 1) => tile_neon::<1, false>(blocks, scales, x, r0, o),
+            (false, 2) => tile_neon::<2, false>(blocks, scales, x, r0, o),
+            (false, _) => tile_neon::<3, false>(blocks, scales, x, r0, o),
+        });
         return;
     }
     let _ = isa;
     tile_scalar(blocks, scales, x, out);
+}
+
+/// Run `f(r0, r, out rows)` over the activation rows in groups of at most `rows` (what a kernel
+/// keeps in registers), `out` being `[row][16]`.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+#[inline(always)]
+pub(crate) fn row_groups(m: usize, rows: usize, out: &mut [f32], mut f: impl FnMut(usize, usize, &mut [f32])) {
+    let mut r0 = 0;
+    while r0 < m {
+        let r = (m - r0).min(rows);
+        f(r0, r, &mut out[r0 * TILE..(r0 + r) * TILE]);
+        r0 += r;
+    }
 }
 
 /// [`tile`] in scalar code: the same integer sums and the same fused multiply-add per block.
@@ -518,34 +521,12 @@ mod tests {
 
     #[test]
     fn every_level_equals_the_scalar_reference_bit_for_bit() {
-        // Rows not a multiple of the tile, every row-group size, a zero block, extreme bytes
-        // (±127 weights against ±127 activations: the largest pair sums AVX2 forms).
-        for &(m, n, k) in &[(1, 40, 64), (3, 16, 32), (6, 33, 96), (9, 200, 576), (21, 48, 128)] {
-            let mut w = random(n * k, 1);
-            w[..BLOCK].fill(0.0);
-            w[BLOCK..2 * BLOCK].iter_mut().enumerate().for_each(|(j, v)| *v = if j % 3 == 0 { -1.0 } else { 1.0 });
-            let mut x = random(m * k, 2);
-            x[BLOCK..2 * BLOCK].iter_mut().enumerate().for_each(|(j, v)| *v = if j % 2 == 0 { -1.0 } else { 1.0 });
-            let p = PackedQ8::new(&w, n, k);
-            let a = quantise_rows(&x, m, k);
-            let reference = matmul_reference(&p, &a);
-            let p2 = PackedQ8::new(&random(7 * k, 4), 7, k);
-            for isa in Isa::runnable() {
-                let y = matmul_many_on(isa, &[&p as &dyn Packed], &a).pop().unwrap();
-                assert_eq!(y, reference, "{isa:?} m={m} n={n} k={k}");
-                // Several weights in one pass: each product as alone.
-                let both = matmul_many_on(isa, &[&p2 as &dyn Packed, &p, &p2], &a);
-                let alone = matmul_many_on(isa, &[&p2 as &dyn Packed], &a).pop().unwrap();
-                assert_eq!((&both[0], &both[1], &both[2]), (&alone, &y, &alone), "{isa:?}");
-            }
-            // And close to the f32 product.
-            for r in 0..m {
-                for c in 0..n {
-                    let exact: f32 = (0..k).map(|j| x[r * k + j] * w[c * k + j]).sum();
-                    let y = reference[r * n + c];
-                    assert!((y - exact).abs() < 0.02 * (k as f32).sqrt(), "m={m} n={n} k={k} ({r},{c}): {y} vs {exact}");
-                }
-            }
-        }
+        // A zero block; extreme bytes (±127 weights against ±127 activations: the largest pair sums
+        // AVX2 forms).
+        super::super::check_packed_product(|w, n, k| (Box::new(PackedQ8::new(w, n, k)), w.to_vec()), 0.0);
+        // The scheduler against the product computed tile by tile without it.
+        let (w, x) = (random(200 * 576, 1), random(9 * 576, 2));
+        let (p, a) = (PackedQ8::new(&w, 200, 576), quantise_rows(&x, 9, 576));
+        assert_eq!(matmul_many_on(Isa::Scalar, &[&p as &dyn Packed], &a).pop().unwrap(), matmul_reference(&p, &a));
     }
 }
