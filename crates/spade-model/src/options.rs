@@ -152,7 +152,8 @@ mod tests {
             Repr::F32
         };
         assert_eq!(auto.model.repr, want);
-        assert!(Cli::try_parse_from(["x", "--repr", "q4"]).is_err());
+        assert_eq!(Cli::try_parse_from(["x", "--repr", "q4_1"]).unwrap().model.repr, Repr::Q4_1);
+        assert!(Cli::try_parse_from(["x", "--repr", "q2_k"]).is_err());
         let bad = Cli::try_parse_from(["x", "--device", "gpu"]).unwrap();
         assert!(bad.model.device().is_err());
     }
