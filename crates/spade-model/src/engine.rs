@@ -126,7 +126,7 @@ fn add_bias(y: &mut [f32], bias: Option<&Tensor>) -> Result<()> {
     })
 }
 
-/// [`apply`] for several weights on the same input: one pass when all are Q8_0 tiles.
+/// [`apply`] for several weights on the same input: one pass when all are packed tiles (Q8_0 or Q4_1).
 fn apply_many(lins: &[(&Lin, Option<&Tensor>)], x: &[f32], rows: usize, inp: usize) -> Result<Vec<Vec<f32>>> {
     let packed: Option<Vec<&dyn crate::kernels::q8::Packed>> =
         lins.iter().map(|(l, _)| if let Lin::Packed(p) = l { Some(&**p) } else { None }).collect();
