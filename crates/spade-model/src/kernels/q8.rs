@@ -169,6 +169,12 @@ fn quantise_rows_on(isa: Isa, x: &[f32], m: usize, k: usize) -> Acts {
         unsafe {
             quantise_avx512(x, &mut qs, &mut d)
         };
+    } else if isa == Isa::Avx2 {
+        // SAFETY: the level is only AVX2 where the CPU has AVX2 and FMA (`Isa::supported`).
+        #[cfg(target_arch = "x86_64")]
+        unsafe {
+            quantise_avx2(x, &mut qs, &mut d)
+        };
     } else {
         for (i, (xb, ob)) in x.chunks(BLOCK).zip(qs.chunks_mut(BLOCK)).enumerate() {
             d[i] = quantise_block(xb, ob);
@@ -176,6 +182,37 @@ fn quantise_rows_on(isa: Isa, x: &[f32], m: usize, k: usize) -> Acts {
     }
     let offset = qs.chunks(BLOCK).map(|b| 128 * b.iter().map(|&v| v as i32).sum::<i32>()).collect();
     Acts { m, k, qs, d, offset }
+}
+
+/// [`quantise_avx512`] on AVX2: eight floats per register, the bytes packed in 16 then 8 bits
+/// (per 128-bit lane) and put back in order by one permute.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn quantise_avx2(x: &[f32], qs: &mut [i8], d: &mut [f32]) {
+    use std::arch::x86_64::*;
+    let sign = _mm256_set1_ps(-0.0);
+    for ((xb, ob), d) in x.chunks_exact(BLOCK).zip(qs.chunks_exact_mut(BLOCK)).zip(d.iter_mut()) {
+        // SAFETY: 32 floats in `xb`, 32 bytes in `ob`.
+        unsafe {
+            let v: [__m256; 4] = std::array::from_fn(|i| _mm256_loadu_ps(xb.as_ptr().add(8 * i)));
+            let m = _mm256_max_ps(
+                _mm256_max_ps(_mm256_andnot_ps(sign, v[0]), _mm256_andnot_ps(sign, v[1])),
+                _mm256_max_ps(_mm256_andnot_ps(sign, v[2]), _mm256_andnot_ps(sign, v[3])),
+            );
+            let m = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+            let m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+            let amax = _mm_cvtss_f32(_mm_max_ss(m, _mm_shuffle_ps(m, m, 1)));
+            let scale = amax / 127.0;
+            let id = _mm256_set1_ps(if scale > 0.0 { 1.0 / scale } else { 0.0 });
+            // Round to nearest even (the default mode); |v · id| ≤ 127, so no saturation.
+            let q: [__m256i; 4] = std::array::from_fn(|i| _mm256_cvtps_epi32(_mm256_mul_ps(v[i], id)));
+            let bytes = _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
+            // Lanes hold [0-3, 8-11, 16-19, 24-27 | 4-7, 12-15, 20-23, 28-31] in groups of 4.
+            let bytes = _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+            _mm256_storeu_si256(ob.as_mut_ptr() as *mut _, bytes);
+            *d = scale;
+        }
+    }
 }
 
 /// [`quantise_block`] over whole rows, 32 values per step, into unsigned bytes.
@@ -218,31 +255,34 @@ pub(crate) fn matmul_many_on(isa: Isa, ws: &[&dyn Packed], x: &Acts) -> Vec<Vec<
     // Global tile index → (weight, tile): the first global tile of each weight.
     let firsts: Vec<usize> = ws.iter().scan(0, |at, w| Some(std::mem::replace(at, *at + w.rows().div_ceil(TILE)))).collect();
     let tiles: usize = ws.iter().map(|w| w.rows().div_ceil(TILE)).sum();
-    // Tile-major output: tile t owns 16·m consecutive floats (`[row][16]`), so the tasks write
-    // disjoint chunks; transposed into `(m, n)` at the end.
-    let mut tiled = vec![0f32; tiles * TILE * m];
+    let mut ys: Vec<Vec<f32>> = ws.iter().map(|w| vec![0f32; m * w.rows()]).collect();
+    let outs: Vec<Out> = ys.iter_mut().map(|y| Out(y.as_mut_ptr())).collect();
     // Enough tiles per task (~256 block-rows, a few microseconds) to outweigh the pool's hand-off.
     let per_task = (256 / (nb * m).max(1)).max(1);
-    tiled.par_chunks_mut(TILE * m).with_min_len(per_task).enumerate().for_each(|(g, out)| {
-        let i = firsts.partition_point(|&f| f <= g) - 1;
-        ws[i].tile(isa, g - firsts[i], x, out);
-    });
-    ws.iter()
-        .zip(&firsts)
-        .map(|(w, &first)| {
-            let n = w.rows();
-            let mut y = vec![0f32; m * n];
-            for t in 0..n.div_ceil(TILE) {
-                let chunk = &tiled[(first + t) * TILE * m..(first + t + 1) * TILE * m];
-                let cols = TILE.min(n - t * TILE);
-                for (r, vals) in chunk.chunks(TILE).enumerate() {
-                    y[r * n + t * TILE..r * n + t * TILE + cols].copy_from_slice(&vals[..cols]);
-                }
+    // Each tile computes into a task's own `[row][16]` buffer (hot in L1), then writes its 16
+    // columns of every row of its weight's output.
+    (0..tiles).into_par_iter().with_min_len(per_task).for_each_init(
+        || vec![0f32; TILE * m],
+        |buf, g| {
+            let i = firsts.partition_point(|&f| f <= g) - 1;
+            let (t, n) = (g - firsts[i], ws[i].rows());
+            ws[i].tile(isa, t, x, buf);
+            let cols = TILE.min(n - t * TILE);
+            for (r, vals) in buf.chunks(TILE).enumerate() {
+                // SAFETY: row r's columns 16·t.. of weight i's `(m, n)` output, inside it; no other
+                // tile writes them, and `ys` outlives the loop.
+                unsafe { std::ptr::copy_nonoverlapping(vals.as_ptr(), outs[i].0.add(r * n + t * TILE), cols) };
             }
-            y
-        })
-        .collect()
+        },
+    );
+    ys
 }
+
+/// A product's output, written by the tasks of [`matmul_many_on`] at disjoint places.
+struct Out(*mut f32);
+// SAFETY: only ever written at places no other task writes (see its use).
+unsafe impl Sync for Out {}
+unsafe impl Send for Out {}
 
 /// One tile against every activation row: `out` is `[row][16]`.
 fn tile(isa: Isa, blocks: &[TileBlock], scales: &[[half::f16; TILE]], x: &Acts, out: &mut [f32]) {
@@ -370,11 +410,14 @@ fn tile_avx2<const R: usize, const H: usize>(blocks: &[TileBlock], scales: &[[ha
     assert!((r0 + R) * x.k <= x.qs.len() && (r0 + R) * nb <= x.d.len() && R * TILE <= out.len());
     let qs = x.qs.as_ptr();
     let (flip, ones) = (_mm256_set1_epi8(-128), _mm256_set1_epi16(1));
+    // A trip count the compiler cannot see: unrolled whole, the group loop was turned inside out
+    // (every group's weights kept live across the rows, spilled to the stack: half the speed).
+    let groups = std::hint::black_box(BLOCK / 4);
     for pass in 0..2 / H {
         let mut acc = [[_mm256_setzero_ps(); H]; R];
         for (b, (blk, d)) in blocks.iter().zip(scales).enumerate() {
             let mut sums = [[_mm256_setzero_si256(); H]; R];
-            for g in 0..BLOCK / 4 {
+            for g in 0..groups.min(BLOCK / 4) {
                 let mut q = [_mm256_setzero_si256(); H];
                 let mut mag = [_mm256_setzero_si256(); H];
                 for j in 0..H {
