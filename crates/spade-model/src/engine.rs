@@ -408,17 +408,22 @@ impl Model {
             // worker, which takes its share and lets the others steal, instead of this thread waking a
             // worker and sleeping for each of a step's ~150 products (at one thread, a fifth of a
             // decode step went to those hand-offs).
-            let logits = on_pool(|| self.engine_step(st, dm, &mut live, &plan))?;
+            // The rows' draws in parallel in the same pass (each from its own sequence's generator,
+            // so the same tokens): a vocabulary's exponentials per row, serial on this thread while
+            // the pool went idle, then woken again for the next step, cost a sixth of a single-stream
+            // step and a fifth of an 8-row one (`examples/decode`, avx2, 2 threads).
+            let (logits, draws, rngs) = on_pool(|| -> Result<_> {
+                let logits = self.engine_step(st, dm, &mut live, &plan)?;
+                let vocab = if logits.0.is_empty() { 0 } else { logits.1.len() / logits.0.len() };
+                let mut rngs: Vec<ChaCha8Rng> = logits.0.iter().map(|&j| live[j].rng.clone()).collect();
+                let draws: Vec<(u32, f32)> =
+                    logits.1.par_chunks(vocab.max(1)).zip(rngs.par_iter_mut()).map(|(row, rng)| sample(row, params, rng)).collect();
+                Ok((logits, draws, rngs))
+            })?;
             stats.steps += 1;
             stats.computed_tokens += rows;
             // Sample for every sequence whose pending tokens all ran.
-            let vocab = if logits.0.is_empty() { 0 } else { logits.1.len() / logits.0.len() };
             let mut finished: Vec<(usize, FinishReason)> = Vec::new();
-            // The rows' draws in parallel (each from its own sequence's generator, so the same
-            // tokens): a vocabulary's exponentials per row, serial, were a few percent of a batched step.
-            let mut rngs: Vec<ChaCha8Rng> = logits.0.iter().map(|&j| live[j].rng.clone()).collect();
-            let draws: Vec<(u32, f32)> =
-                on_pool(|| logits.1.par_chunks(vocab.max(1)).zip(rngs.par_iter_mut()).map(|(row, rng)| sample(row, params, rng)).collect());
             for ((&j, (tok, lp)), rng) in logits.0.iter().zip(draws).zip(rngs) {
                 let l = &mut live[j];
                 l.rng = rng;
