@@ -276,9 +276,12 @@ STEP_IDS := $(shell seq 0 $(LAST_STEP))
 SDIR = $(RDIR)/step-$(1)
 METRICS := --metrics $(RUNDIR)/metrics.jsonl
 COMMON = --seed $(SEED) --round $(ROUND) $(METRICS)
-MODELFLAGS = --threads $(THREADS) --device $(DEVICE) --temperature $(TEMPERATURE)
-DESIGNFLAGS = --threads $(THREADS) --device $(DEVICE) --temperature $(DESIGN_TEMPERATURE) --repr $(REPR)
-EVALFLAGS = --threads $(THREADS) --device $(DEVICE) --temperature $(EVAL_TEMPERATURE) --repr $(REPR) $(EVAL_FLAGS)
+# Each stage's model arguments, from the knobs above (not for overriding: extra flags go in
+# DESIGN_FLAGS, ROLLOUT_FLAGS, GRPO_FLAGS, EVAL_FLAGS; these were DESIGNFLAGS etc., a name one letter
+# from DESIGN_FLAGS whose override dropped the design temperature and --repr).
+ROUND_MODEL_ARGS = --threads $(THREADS) --device $(DEVICE) --temperature $(TEMPERATURE)
+DESIGN_MODEL_ARGS = --threads $(THREADS) --device $(DEVICE) --temperature $(DESIGN_TEMPERATURE) --repr $(REPR)
+EVAL_MODEL_ARGS = --threads $(THREADS) --device $(DEVICE) --temperature $(EVAL_TEMPERATURE) --repr $(REPR) $(EVAL_FLAGS)
 # The model a round starts from: the previous round's last checkpoint, or START.
 START_CKPT := $(if $(filter 1,$(ROUND)),,$(PREV)/step-$(LAST_STEP)/checkpoint/trainer_state.json)
 START_MODEL := $(if $(filter 1,$(ROUND)),$(START),$(PREV)/step-$(LAST_STEP)/checkpoint)
@@ -325,7 +328,7 @@ $(RDIR)/docs.parquet: $(RUNDIR)/config.json | $(BUILD_DEP)
 ifeq ($(CANDIDATES),)
 $(RDIR)/candidates.parquet: $(RDIR)/docs.parquet $(START_MEMORY) $(START_CKPT)
 	$(DESIGN) --model $(START_MODEL) --docs $< --memory $(START_MEMORY) -o $@ --per-doc $(PER_DOC) --setting $(SETTINGS) \
-	  $(if $(NO_MEMORY),--no-memory,) $(if $(NO_CORPUS),--no-corpus,) $(DESIGN_FLAGS) $(DESIGNFLAGS) $(COMMON)
+	  $(if $(NO_MEMORY),--no-memory,) $(if $(NO_CORPUS),--no-corpus,) $(DESIGN_FLAGS) $(DESIGN_MODEL_ARGS) $(COMMON)
 else
 $(RDIR)/candidates.parquet: $(CANDIDATES) $(RDIR)/docs.parquet
 	mkdir -p $(RDIR) && cp $< $@.tmp && mv $@.tmp $@
@@ -365,7 +368,7 @@ step-$(1)-inputs: $$(STEP_INPUTS_$(1))
 $(call SHARDED,$(call SDIR,$(1))/rollouts.parquet): $$(STEP_INPUTS_$(1))
 	$(ROLLOUT) --model $(if $(filter 0,$(1)),$(START_MODEL),$(call SDIR,$(shell echo $$(($(1)-1))))/checkpoint) \
 	  $(if $(NEW_ENVS),--envs $(NEW_ENVS),) --memory $(if $(filter 0,$(1)),$(START_MEMORY),$(call SDIR,$(shell echo $$(($(1)-1))))/memory.parquet) \
-	  $(if $(FIXED_POOL),$(if $(RLVE_ARM),--pool-draw uniform --pool 0,--pool-draw draw --pool $(FIXED_POOL_SIZE) $(MATCH_FLAG)),--pool-draw $(POOL_DRAW) --pool $(POOL)) --group $(GROUP) --step $(1) $$(SHARD_FLAG) -o $$@ $(ROLLOUT_FLAGS) $(MODELFLAGS) --repr $(REPR) $(COMMON)
+	  $(if $(FIXED_POOL),$(if $(RLVE_ARM),--pool-draw uniform --pool 0,--pool-draw draw --pool $(FIXED_POOL_SIZE) $(MATCH_FLAG)),--pool-draw $(POOL_DRAW) --pool $(POOL)) --group $(GROUP) --step $(1) $$(SHARD_FLAG) -o $$@ $(ROLLOUT_FLAGS) $(ROUND_MODEL_ARGS) --repr $(REPR) $(COMMON)
 
 $(call SDIR,$(1))/memory.parquet: $(call SHARDED,$(call SDIR,$(1))/rollouts.parquet)
 	$(if $(and $(filter $(LAST_STEP),$(1)),$(TRAIN_DESIGNER)),mkdir -p $(call SDIR,$(1)) && echo $(DCANDIDATES) > $(call SDIR,$(1))/designer-batch.txt,)
@@ -379,7 +382,7 @@ $(call SDIR,$(1))/checkpoint/trainer_state.json: $(call SDIR,$(1))/memory.parque
 	$(GRPO_STEP) --model $(if $(filter 0,$(1)),$(START_MODEL),$(call SDIR,$(shell echo $$(($(1)-1))))/checkpoint) \
 	  --rollouts $(call SDIR,$(1))/rollouts.parquet \
 	  $(if $(and $(filter $(LAST_STEP),$(1)),$(TRAIN_DESIGNER)),--candidates $$$$(cat $(call SDIR,$(1))/designer-batch.txt) --scores $(call SDIR,$(1))/scores.parquet,) \
-	  --designer-interval $(STEPS) --lr $(LR) -o $(call SDIR,$(1))/checkpoint $(GRPO_FLAGS) $(MODELFLAGS) $(COMMON)
+	  --designer-interval $(STEPS) --lr $(LR) -o $(call SDIR,$(1))/checkpoint $(GRPO_FLAGS) $(ROUND_MODEL_ARGS) $(COMMON)
 endef
 $(foreach s,$(STEP_IDS),$(eval $(call STEP_RULES,$(s))))
 
@@ -389,11 +392,11 @@ $(RDIR)/memory.parquet: $(call SDIR,$(LAST_STEP))/memory.parquet $(FINAL_CKPT)
 
 EVAL_OUT := $(call SHARDED,$(RDIR)/eval.parquet)
 $(EVAL_OUT): $(FINAL_CKPT)
-	$(EVAL) --model $(call SDIR,$(LAST_STEP))/checkpoint --suite $(EVAL_SUITES) --n $(EVAL_N) --env-samples $(EVAL_SAMPLES) $(SHARD_FLAG) -o $@ $(EVALFLAGS) $(COMMON)
+	$(EVAL) --model $(call SDIR,$(LAST_STEP))/checkpoint --suite $(EVAL_SUITES) --n $(EVAL_N) --env-samples $(EVAL_SAMPLES) $(SHARD_FLAG) -o $@ $(EVAL_MODEL_ARGS) $(COMMON)
 
 # The starting model's evaluation (round 0 of the curves).
 $(RUNDIR)/eval-start.parquet: $(RUNDIR)/config.json
-	$(EVAL) --model $(START) --suite $(EVAL_SUITES) --n $(EVAL_N) --env-samples $(EVAL_SAMPLES) -o $@ $(EVALFLAGS) --seed $(SEED) --round 0 $(METRICS)
+	$(EVAL) --model $(START) --suite $(EVAL_SUITES) --n $(EVAL_N) --env-samples $(EVAL_SAMPLES) -o $@ $(EVAL_MODEL_ARGS) --seed $(SEED) --round 0 $(METRICS)
 
 DO_EVAL := $(if $(filter 0,$(EVAL_EVERY)),,$(shell [ $$(($(ROUND) % $(EVAL_EVERY))) -eq 0 ] && echo 1))
 # The default MODEL is fetched first; a MODEL given on the command line is used as it is.
@@ -648,7 +651,7 @@ seed-plays: $(BUILD_DEP) venv $(MODEL_DEP)
 	mkdir -p $(RUNS)/seed-plays
 	$(VALIDATE) $(SEEDS) $(VALIDATE_SEED) -o $(RUNS)/seed-plays/envs.parquet --rejects $(RUNS)/seed-plays/rejects.parquet --jobs 2
 	$(ROLLOUT) --model $(MODEL) --envs $(RUNS)/seed-plays/envs.parquet -o $(RUNS)/seed-plays/rollouts.parquet \
-	  --group $(SEED_PLAYS_GROUP) $(ROLLOUT_FLAGS) $(MODELFLAGS) --seed $(SEED) --round 0
+	  --group $(SEED_PLAYS_GROUP) $(ROLLOUT_FLAGS) $(ROUND_MODEL_ARGS) --seed $(SEED) --round 0
 	$(PYTHON) scripts/slim-plays.py $(RUNS)/seed-plays/envs.parquet $(SEED_PLAYS_FILE) $(RUNS)/seed-plays/rollouts.parquet
 
 # make hint-lift: the hint lift (hint − no-hint win rate, the environment's regret) of each of HL_ENVS
@@ -667,7 +670,7 @@ hint-lift: $(BUILD_DEP) venv $(MODEL_DEP)
 	$(if $(HL_HINTS),rm -rf $(HL_RUN)/src && $(PYTHON) scripts/hint_lift.py --swap $(HL_HINTS) $(HL_RUN)/src $(HL_ENVS))
 	$(VALIDATE) $(if $(HL_HINTS),$(HL_RUN)/src,$(HL_ENVS)) $(VALIDATE_SEED) -o $(HL_RUN)/envs.parquet --rejects $(HL_RUN)/rejects.parquet --jobs 2
 	$(ROLLOUT) --model $(MODEL) --envs $(HL_RUN)/envs.parquet -o $(HL_RUN)/rollouts.parquet --group $(HL_GROUP) \
-	  $(ROLLOUT_FLAGS) $(MODELFLAGS) --repr $(REPR) $(if $(HL_PROMPTS),--prompts $(HL_PROMPTS)) --seed $(SEED) --round 0
+	  $(ROLLOUT_FLAGS) $(ROUND_MODEL_ARGS) --repr $(REPR) $(if $(HL_PROMPTS),--prompts $(HL_PROMPTS)) --seed $(SEED) --round 0
 	$(PYTHON) scripts/hint_lift.py $(HL_RUN)
 
 # make install PREFIX=/usr/local (DESTDIR for staging): the stage binaries and the sandbox worker
