@@ -77,13 +77,19 @@ pub(crate) fn available() -> bool {
 /// Quantise one block of 32 values: `(scale, q)` with `q = round(x / scale)` (ties to even, as
 /// the vector conversion rounds), `scale = max|x| / 127`.
 fn quantise_block(x: &[f32], q: &mut [i8]) -> f32 {
-    let amax = x.iter().fold(0f32, |m, v| m.max(v.abs()));
-    let d = amax / 127.0;
-    let id = if d > 0.0 { 1.0 / d } else { 0.0 };
+    let (d, id) = scales(x.iter().fold(0f32, |m, v| m.max(v.abs())));
     for (q, &v) in q.iter_mut().zip(x) {
         *q = round_even(v * id).clamp(-127.0, 127.0) as i8;
     }
     d
+}
+
+/// A block's scale `max|x| / 127` and its inverse (0 for an all-zero block): what every level's
+/// quantisation multiplies by, so that they round the same values.
+#[inline(always)]
+fn scales(amax: f32) -> (f32, f32) {
+    let d = amax / 127.0;
+    (d, if d > 0.0 { 1.0 / d } else { 0.0 })
 }
 
 /// `y.round_ties_even()` for |y| < 2²² (here |y| ≤ 127), inline: adding and removing 1.5 · 2²³
@@ -202,8 +208,8 @@ fn quantise_avx2(x: &[f32], qs: &mut [i8], d: &mut [f32]) {
             let m = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
             let m = _mm_max_ps(m, _mm_movehl_ps(m, m));
             let amax = _mm_cvtss_f32(_mm_max_ss(m, _mm_shuffle_ps(m, m, 1)));
-            let scale = amax / 127.0;
-            let id = _mm256_set1_ps(if scale > 0.0 { 1.0 / scale } else { 0.0 });
+            let (scale, id) = scales(amax);
+            let id = _mm256_set1_ps(id);
             // Round to nearest even (the default mode); |v · id| ≤ 127, so no saturation.
             let q: [__m256i; 4] = std::array::from_fn(|i| _mm256_cvtps_epi32(_mm256_mul_ps(v[i], id)));
             let bytes = _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
@@ -225,8 +231,8 @@ fn quantise_avx512(x: &[f32], qs: &mut [i8], d: &mut [f32]) {
         unsafe {
             let (lo, hi) = (_mm512_loadu_ps(xb.as_ptr()), _mm512_loadu_ps(xb.as_ptr().add(16)));
             let amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(lo), _mm512_abs_ps(hi)));
-            let scale = amax / 127.0;
-            let id = _mm512_set1_ps(if scale > 0.0 { 1.0 / scale } else { 0.0 });
+            let (scale, id) = scales(amax);
+            let id = _mm512_set1_ps(id);
             for (half, v) in [lo, hi].into_iter().enumerate() {
                 // Round to nearest even (the default mode); |v · id| ≤ 127, so no saturation.
                 let q = _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(_mm512_mul_ps(v, id)));
@@ -282,7 +288,6 @@ pub(crate) fn matmul_many_on(isa: Isa, ws: &[&dyn Packed], x: &Acts) -> Vec<Vec<
 struct Out(*mut f32);
 // SAFETY: only ever written at places no other task writes (see its use).
 unsafe impl Sync for Out {}
-unsafe impl Send for Out {}
 
 /// One tile against every activation row: `out` is `[row][16]`.
 fn tile(isa: Isa, blocks: &[TileBlock], scales: &[[half::f16; TILE]], x: &Acts, out: &mut [f32]) {
