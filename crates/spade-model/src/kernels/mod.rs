@@ -133,7 +133,7 @@ pub(crate) fn random(n: usize, seed: u64) -> Vec<f32> {
 #[cfg(test)]
 pub(crate) fn check_packed_product(pack: impl Fn(&[f32], usize, usize) -> (Box<dyn q8::Packed>, Vec<f32>), first: f32) {
     use q8::{matmul_many_on, quantise_rows, BLOCK};
-    for &(m, n, k) in &[(1, 40, 64), (3, 16, 32), (6, 33, 96), (9, 200, 576), (21, 48, 128)] {
+    for &(m, n, k) in &[(1, 40, 64), (3, 16, 32), (6, 33, 96), (7, 16, 64), (8, 40, 96), (9, 200, 576), (21, 48, 128)] {
         let mut w = random(n * k, 1);
         w[..BLOCK].fill(first);
         w[BLOCK..2 * BLOCK].iter_mut().enumerate().for_each(|(j, v)| *v = if j % 3 == 0 { -1.0 } else { 1.0 });
