@@ -37,7 +37,7 @@ pub(crate) const ROWS: usize = 8;
 /// (the weights are read once per group), 4 rows a group came out faster than 8.
 #[cfg(target_arch = "x86_64")]
 pub(crate) const ROWS_AVX2: usize = 4;
-/// How far ahead (bytes) the AVX2 products fetch the weights.
+/// How far ahead (bytes) the x86-64 products fetch the weights (their next tiles follow in memory).
 #[cfg(target_arch = "x86_64")]
 pub(crate) const AHEAD: usize = 4096;
 /// The same on NEON (a quarter of the tile per register).
@@ -385,6 +385,8 @@ fn tile_vnni<const R: usize>(blocks: &[TileBlock], scales: &[[half::f16; TILE]],
     for (b, (blk, d)) in blocks.iter().zip(scales).enumerate() {
         let mut sums = [_mm512_setzero_si512(); R];
         for g in 0..BLOCK / 4 {
+            // A hint only (never faults): see [`AHEAD`].
+            _mm_prefetch::<_MM_HINT_T0>(blk.0.as_ptr().wrapping_add(AHEAD + g * 64) as *const i8);
             // SAFETY: 64 bytes inside the block's `qs` (8 groups × 64 bytes).
             let wv = unsafe { _mm512_loadu_si512(blk.0.as_ptr().add(g * 64) as *const _) };
             for (i, s) in sums.iter_mut().enumerate() {
