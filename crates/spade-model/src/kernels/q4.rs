@@ -18,6 +18,8 @@
 
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 use super::q8::row_groups;
+#[cfg(target_arch = "x86_64")]
+use super::q8::AHEAD;
 use super::q8::{round_even, Acts, Packed, BLOCK, TILE};
 use super::Isa;
 use rayon::prelude::*;
@@ -124,7 +126,7 @@ impl Packed for PackedQ4 {
         #[cfg(target_arch = "x86_64")]
         if isa >= Isa::Avx2 {
             use super::q8::{ROWS, ROWS_AVX2};
-            let rows = if isa == Isa::Avx512 { ROWS } else { ROWS_AVX2 };
+            let rows = if isa == Isa::Avx512 || x.m <= ROWS { ROWS } else { ROWS_AVX2 };
             row_groups(x.m, rows, out, |r0, r, o| {
                 // SAFETY: the level is only what the CPU has (`Isa::supported`): AVX-512 F, BW and
                 // VNNI, or AVX2, FMA and F16C.
@@ -138,10 +140,14 @@ impl Packed for PackedQ4 {
                         (Isa::Avx512, 6) => tile_vnni::<6>(blocks, scales, mins, x, r0, o),
                         (Isa::Avx512, 7) => tile_vnni::<7>(blocks, scales, mins, x, r0, o),
                         (Isa::Avx512, _) => tile_vnni::<8>(blocks, scales, mins, x, r0, o),
-                        (_, 1) => tile_avx2::<1, 2>(blocks, scales, mins, x, r0, o),
-                        (_, 2) => tile_avx2::<2, 2>(blocks, scales, mins, x, r0, o),
-                        (_, 3) => tile_avx2::<3, 1>(blocks, scales, mins, x, r0, o),
-                        _ => tile_avx2::<4, 1>(blocks, scales, mins, x, r0, o),
+                        (_, 1) => tile_avx2::<1>(blocks, scales, mins, x, r0, o),
+                        (_, 2) => tile_avx2::<2>(blocks, scales, mins, x, r0, o),
+                        (_, 3) => tile_avx2::<3>(blocks, scales, mins, x, r0, o),
+                        (_, 4) => tile_avx2::<4>(blocks, scales, mins, x, r0, o),
+                        (_, 5) => tile_avx2::<5>(blocks, scales, mins, x, r0, o),
+                        (_, 6) => tile_avx2::<6>(blocks, scales, mins, x, r0, o),
+                        (_, 7) => tile_avx2::<7>(blocks, scales, mins, x, r0, o),
+                        _ => tile_avx2::<8>(blocks, scales, mins, x, r0, o),
                     }
                 }
             });
@@ -203,6 +209,8 @@ fn tile_vnni<const R: usize>(blocks: &[TileBlock], scales: &[[half::f16; TILE]],
     for (b, ((blk, d), m)) in blocks.iter().zip(scales).zip(mins).enumerate() {
         let mut sums = [_mm512_setzero_si512(); R];
         for gg in 0..4 {
+            // A hint only (never faults): see [`AHEAD`].
+            _mm_prefetch::<_MM_HINT_T0>(blk.0.as_ptr().wrapping_add(AHEAD + gg * 64) as *const i8);
             // SAFETY: 64 bytes inside the block (4 × 64 bytes).
             let wv = unsafe { _mm512_loadu_si512(blk.0.as_ptr().add(gg * 64) as *const _) };
             let (lo, hi) = (_mm512_and_si512(wv, low), _mm512_and_si512(_mm512_srli_epi16(wv, 4), low));
@@ -235,40 +243,33 @@ fn tile_vnni<const R: usize>(blocks: &[TileBlock], scales: &[[half::f16; TILE]],
 /// [`tile_vnni`] on AVX2: per pair of 4-value groups, the nibbles (unsigned) times the row's
 /// activation bytes (signed) by `vpmaddubsw` (pairs at most 2 · 15 · 127 = 3,810), the block's
 /// eight groups added in 16 bits (at most 30,480), then into i32 once per block (`vpmaddwd` by
-/// ones). A register holds half the tile (8 rows): `H` = 2 takes both halves in one pass over
-/// the weights (up to 2 activation rows), `H` = 1 one half per pass (up to 4 rows).
+/// ones). A register holds half the tile (8 outputs): as in [`super::q8`]'s AVX2 tile, each block
+/// takes its halves in turn, up to 8 rows' sums in registers, the f32 accumulators in `out`, the
+/// weights fetched [`AHEAD`] bytes before use.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma,f16c")]
-fn tile_avx2<const R: usize, const H: usize>(
-    blocks: &[TileBlock],
-    scales: &[[half::f16; TILE]],
-    mins: &[[half::f16; TILE]],
-    x: &Acts,
-    r0: usize,
-    out: &mut [f32],
-) {
+fn tile_avx2<const R: usize>(blocks: &[TileBlock], scales: &[[half::f16; TILE]], mins: &[[half::f16; TILE]], x: &Acts, r0: usize, out: &mut [f32]) {
     use std::arch::x86_64::*;
     let nb = x.k / BLOCK;
     // Bounds checked once, here: the rows' activation bytes and scales, and `out`'s R rows.
     assert!((r0 + R) * x.k <= x.qs.len() && (r0 + R) * nb <= x.d.len() && R * TILE <= out.len());
-    let qs = x.qs.as_ptr();
+    out[..R * TILE].fill(0.0);
+    let (qs, o) = (x.qs.as_ptr(), out.as_mut_ptr());
     let (low, ones) = (_mm256_set1_epi8(0x0F), _mm256_set1_epi16(1));
     // A trip count the compiler cannot see, as in [`super::q8`]'s AVX2 tile (an unrolled loop
     // turned inside out spills).
     let groups = std::hint::black_box(4);
-    for pass in 0..2 / H {
-        let mut acc = [[_mm256_setzero_ps(); H]; R];
-        for (b, ((blk, d), m)) in blocks.iter().zip(scales).zip(mins).enumerate() {
-            let mut pairs = [[_mm256_setzero_si256(); H]; R];
+    for (b, ((blk, d), m)) in blocks.iter().zip(scales).zip(mins).enumerate() {
+        for half in 0..2 {
+            let mut pairs = [_mm256_setzero_si256(); R];
             for gg in 0..groups.min(4) {
-                let mut lo = [_mm256_setzero_si256(); H];
-                let mut hi = [_mm256_setzero_si256(); H];
-                for j in 0..H {
-                    // SAFETY: 32 bytes inside the block (group pair gg, half pass · H + j).
-                    let w = unsafe { _mm256_load_si256(blk.0.as_ptr().add(gg * 64 + (pass * H + j) * 32) as *const _) };
-                    lo[j] = _mm256_and_si256(w, low);
-                    hi[j] = _mm256_and_si256(_mm256_srli_epi16(w, 4), low);
+                if half == 0 {
+                    // A hint only (never faults): the line of the block AHEAD bytes on.
+                    _mm_prefetch::<_MM_HINT_T0>(blk.0.as_ptr().wrapping_add(AHEAD + gg * 64) as *const i8);
                 }
+                // SAFETY: 32 bytes inside the block (group pair gg, this half).
+                let w = unsafe { _mm256_load_si256(blk.0.as_ptr().add(gg * 64 + half * 32) as *const _) };
+                let (lo, hi) = (_mm256_and_si256(w, low), _mm256_and_si256(_mm256_srli_epi16(w, 4), low));
                 for (i, p) in pairs.iter_mut().enumerate() {
                     // SAFETY: 4 bytes each inside row r0 + i's block b (asserted above).
                     let (a_lo, a_hi) = unsafe {
@@ -278,33 +279,26 @@ fn tile_avx2<const R: usize, const H: usize>(
                             _mm256_set1_epi32(std::ptr::read_unaligned(row.add(16 + gg * 4) as *const i32)),
                         )
                     };
-                    for j in 0..H {
-                        let two = _mm256_add_epi16(_mm256_maddubs_epi16(lo[j], a_lo), _mm256_maddubs_epi16(hi[j], a_hi));
-                        p[j] = _mm256_add_epi16(p[j], two);
-                    }
+                    *p = _mm256_add_epi16(*p, _mm256_add_epi16(_mm256_maddubs_epi16(lo, a_lo), _mm256_maddubs_epi16(hi, a_hi)));
                 }
             }
-            for j in 0..H {
-                // SAFETY: 8 f16 scales and 8 minimums (16 bytes each) of this half.
-                let (dw, mw) = unsafe {
-                    (
-                        _mm256_cvtph_ps(_mm_loadu_si128(d.as_ptr().add((pass * H + j) * 8) as *const _)),
-                        _mm256_cvtph_ps(_mm_loadu_si128(m.as_ptr().add((pass * H + j) * 8) as *const _)),
-                    )
-                };
-                for i in 0..R {
-                    let at = (r0 + i) * nb + b;
-                    let da = x.d[at];
-                    let s = _mm256_madd_epi16(pairs[i][j], ones);
-                    acc[i][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(dw, _mm256_set1_ps(da)), acc[i][j]);
-                    acc[i][j] = _mm256_fmadd_ps(mw, _mm256_set1_ps(da * x.sum(at) as f32), acc[i][j]);
+            // SAFETY: 8 f16 scales and 8 minimums (16 bytes each) of this half.
+            let (dw, mw) = unsafe {
+                (
+                    _mm256_cvtph_ps(_mm_loadu_si128(d.as_ptr().add(half * 8) as *const _)),
+                    _mm256_cvtph_ps(_mm_loadu_si128(m.as_ptr().add(half * 8) as *const _)),
+                )
+            };
+            for (i, p) in pairs.iter().enumerate() {
+                let at = (r0 + i) * nb + b;
+                let da = x.d[at];
+                let s = _mm256_madd_epi16(*p, ones);
+                // SAFETY: row i's 8 outputs of this half, inside `out` (asserted above).
+                unsafe {
+                    let to = o.add(i * TILE + half * 8);
+                    let acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(dw, _mm256_set1_ps(da)), _mm256_loadu_ps(to));
+                    _mm256_storeu_ps(to, _mm256_fmadd_ps(mw, _mm256_set1_ps(da * x.sum(at) as f32), acc));
                 }
-            }
-        }
-        for (i, a) in acc.iter().enumerate() {
-            for (j, v) in a.iter().enumerate() {
-                // SAFETY: `out` holds R rows of 16 floats (asserted above).
-                unsafe { _mm256_storeu_ps(out.as_mut_ptr().add(i * TILE + (pass * H + j) * 8), *v) };
             }
         }
     }
