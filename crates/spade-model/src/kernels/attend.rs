@@ -291,7 +291,8 @@ fn hsum8(v: &[std::arch::x86_64::__m256; 8]) -> std::arch::x86_64::__m256 {
 }
 
 /// [`rows`] on AVX2 and FMA (`hd = 16 · L`): 8 keys' scores at a time, each key's 16 lanes in two
-/// registers, the tree's last step adding the halves' sums.
+/// registers, the tree's last step adding the halves' sums; the query's registers held across
+/// the keys (a load per product, not two); the values 64 outputs at a time.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 fn rows_avx2<const L: usize>(a: &Args) -> Vec<f32> {
@@ -305,20 +306,30 @@ fn rows_avx2<const L: usize>(a: &Args) -> Vec<f32> {
             for m in 0..members {
                 for b0 in (t0..(t0 + BLOCK).min(a.keys[m])).step_by(8) {
                     let n = 8.min(a.keys[m] - b0);
+                    let kr: [*const f32; 8] = std::array::from_fn(|j| if j < n { a.row(a.ks, m, b0 + j) } else { std::ptr::null() });
                     for h in 0..g {
                         let q = a.qs[m][(a.kvh * g + h) * hd..].as_ptr();
-                        let mut lo = [_mm256_setzero_ps(); 8];
-                        let mut hi = [_mm256_setzero_ps(); 8];
-                        for j in 0..n {
-                            let kr = a.row(a.ks, m, b0 + j);
-                            lo[j] = _mm256_mul_ps(_mm256_loadu_ps(q), _mm256_loadu_ps(kr));
-                            hi[j] = _mm256_mul_ps(_mm256_loadu_ps(q.add(8)), _mm256_loadu_ps(kr.add(8)));
-                            for i in 1..L {
-                                lo[j] = _mm256_fmadd_ps(_mm256_loadu_ps(q.add(16 * i)), _mm256_loadu_ps(kr.add(16 * i)), lo[j]);
-                                hi[j] = _mm256_fmadd_ps(_mm256_loadu_ps(q.add(16 * i + 8)), _mm256_loadu_ps(kr.add(16 * i + 8)), hi[j]);
+                        // Each half's lanes (lo: 0..8, hi: 8..16) for the 8 keys, the query's
+                        // registers of that half held 4 at a time (one load per product).
+                        let mut halves = [[_mm256_setzero_ps(); 8]; 2];
+                        for (half, acc) in halves.iter_mut().enumerate() {
+                            for i0 in (0..L).step_by(4) {
+                                let qv: [__m256; 4] = std::array::from_fn(|c| {
+                                    if i0 + c < L {
+                                        _mm256_loadu_ps(q.add(16 * (i0 + c) + 8 * half))
+                                    } else {
+                                        _mm256_setzero_ps()
+                                    }
+                                });
+                                for j in 0..n {
+                                    for (c, qc) in qv.iter().enumerate().take(L - i0) {
+                                        let kv = _mm256_loadu_ps(kr[j].add(16 * (i0 + c) + 8 * half));
+                                        acc[j] = if i0 + c == 0 { _mm256_mul_ps(*qc, kv) } else { _mm256_fmadd_ps(*qc, kv, acc[j]) };
+                                    }
+                                }
                             }
                         }
-                        let sc = _mm256_mul_ps(_mm256_add_ps(hsum8(&lo), hsum8(&hi)), _mm256_set1_ps(a.scale));
+                        let sc = _mm256_mul_ps(_mm256_add_ps(hsum8(&halves[0]), hsum8(&halves[1])), _mm256_set1_ps(a.scale));
                         _mm256_storeu_ps(p[m][h * stride[m] + b0..].as_mut_ptr(), sc);
                     }
                 }
@@ -333,12 +344,12 @@ fn rows_avx2<const L: usize>(a: &Args) -> Vec<f32> {
                 let t1 = (t0 + BLOCK).min(a.keys[m]);
                 for h in 0..g {
                     let o = out[(m * g + h) * hd..].as_mut_ptr();
-                    // Half the head at a time (L registers).
-                    for half in 0..2 {
-                        let o = o.add(half * 8 * L);
-                        let mut acc: [__m256; L] = std::array::from_fn(|i| _mm256_loadu_ps(o.add(8 * i)));
+                    // 64 outputs at a time (8 registers).
+                    for c0 in (0..hd).step_by(64) {
+                        let o = o.add(c0);
+                        let mut acc: [__m256; 8] = std::array::from_fn(|i| _mm256_loadu_ps(o.add(8 * i)));
                         for t in t0..t1 {
-                            let (wt, vr) = (_mm256_set1_ps(p[m][h * stride[m] + t]), a.row(a.vs, m, t).add(half * 8 * L));
+                            let (wt, vr) = (_mm256_set1_ps(p[m][h * stride[m] + t]), a.row(a.vs, m, t).add(c0));
                             for (i, s) in acc.iter_mut().enumerate() {
                                 *s = _mm256_fmadd_ps(wt, _mm256_loadu_ps(vr.add(8 * i)), *s);
                             }
