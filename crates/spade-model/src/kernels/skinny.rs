@@ -154,6 +154,9 @@ fn pair_avx512<const R: usize>(pair: &[f32], k: usize, x: &[f32], r0: usize, m: 
     let mut a1 = [_mm512_setzero_ps(); R];
     let mut j = 0;
     while j < k {
+        if r0 == 0 {
+            fetch_next_pair(w0, w1, k, j);
+        }
         let mask: __mmask16 = if k - j >= LANES { 0xffff } else { (1u32 << (k - j)) as u16 - 1 };
         // SAFETY: `mask` keeps the loads inside the rows (k − j values left).
         let (v0, v1) = unsafe { (_mm512_maskz_loadu_ps(mask, w0.as_ptr().add(j)), _mm512_maskz_loadu_ps(mask, w1.as_ptr().add(j))) };
@@ -199,6 +202,9 @@ fn pair_avx2<const R: usize>(pair: &[f32], k: usize, x: &[f32], r0: usize, m: us
     let mut acc = [[[_mm256_setzero_ps(); 2]; 2]; R];
     let mut j = 0;
     while j < k {
+        if r0 == 0 {
+            fetch_next_pair(w0, w1, k, j);
+        }
         for h in 0..2 {
             let (v0, v1) = (load(w0, j + 8 * h), load(w1, j + 8 * h));
             for (row, a) in rows.iter().zip(acc.iter_mut()) {
@@ -214,6 +220,20 @@ fn pair_avx2<const R: usize>(pair: &[f32], k: usize, x: &[f32], r0: usize, m: us
         if two == 2 {
             out[m + r0 + i] = lanes_avx2(acc[i][1]);
         }
+    }
+}
+
+/// Ask for the line at `j` of the next pair's two weight rows (they follow this pair in memory)
+/// while this pair is read by the first row group: the hardware's prefetch alone left the
+/// product waiting on memory. A hint only: it never faults, whatever the address.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn fetch_next_pair(w0: &[f32], w1: &[f32], k: usize, j: usize) {
+    use std::arch::x86_64::*;
+    // SAFETY: a prefetch reads nothing the program sees and never faults.
+    unsafe {
+        _mm_prefetch::<_MM_HINT_T0>(w0.as_ptr().wrapping_add(2 * k + j) as *const i8);
+        _mm_prefetch::<_MM_HINT_T0>(w1.as_ptr().wrapping_add(2 * k + j) as *const i8);
     }
 }
 
