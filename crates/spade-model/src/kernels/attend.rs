@@ -52,9 +52,9 @@ pub(crate) fn rows(
             (Isa::Avx512, 4) => return rows_avx512::<4>(&a),
             (Isa::Avx512, 8) => return rows_avx512::<8>(&a),
             (Isa::Avx512, _) => return rows_avx512::<16>(&a),
-            (Isa::Avx2, 4) => return rows_avx2::<4>(&a),
-            (Isa::Avx2, 8) => return rows_avx2::<8>(&a),
-            (Isa::Avx2, _) => return rows_avx2::<16>(&a),
+            (Isa::Avx2 | Isa::AvxVnni, 4) => return rows_avx2::<4>(&a),
+            (Isa::Avx2 | Isa::AvxVnni, 8) => return rows_avx2::<8>(&a),
+            (Isa::Avx2 | Isa::AvxVnni, _) => return rows_avx2::<16>(&a),
             _ => {}
         }
     }

@@ -2,8 +2,10 @@
 //! few-row f32 product [`skinny`],
 //! the decode attention [`attend`]), and the one place that picks the instruction set they run on.
 //!
-//! Levels, best first: on x86-64 `avx512` (AVX-512 F, BW and VNNI), `avx2` (AVX2, FMA and F16C:
-//! AMD Zen, Intel client CPUs); on ARM (aarch64) `dotprod` (NEON with the dot-product
+//! Levels, best first: on x86-64 `avx512` (AVX-512 F, BW and VNNI), `avxvnni` (AVX2, FMA and F16C
+//! with AVX-VNNI's 256-bit integer dot products: Intel client CPUs from Alder Lake, AMD Zen 5; the
+//! integer products use them, the rest runs the AVX2 forms), `avx2` (AVX2, FMA and F16C: AMD Zen 2–4,
+//! older Intel client CPUs); on ARM (aarch64) `dotprod` (NEON with the dot-product
 //! instructions: Graviton 2+, Apple M, Cortex-A76+), `neon` (any aarch64); `scalar` anywhere.
 //! Each kernel's vector forms are held bit for bit to its scalar reference by the tests, so forcing
 //! a level down changes the speed and never the numbers; at `scalar` the Q8_0 product and the
@@ -30,12 +32,13 @@ pub enum Isa {
     Neon,
     Dotprod,
     Avx2,
+    AvxVnni,
     Avx512,
 }
 
 impl Isa {
     /// Every level, worst first.
-    pub const ALL: [Isa; 5] = [Isa::Scalar, Isa::Neon, Isa::Dotprod, Isa::Avx2, Isa::Avx512];
+    pub const ALL: [Isa; 6] = [Isa::Scalar, Isa::Neon, Isa::Dotprod, Isa::Avx2, Isa::AvxVnni, Isa::Avx512];
 
     /// The name `SPADE_ISA` takes.
     pub fn name(self) -> &'static str {
@@ -44,6 +47,7 @@ impl Isa {
             Isa::Neon => "neon",
             Isa::Dotprod => "dotprod",
             Isa::Avx2 => "avx2",
+            Isa::AvxVnni => "avxvnni",
             Isa::Avx512 => "avx512",
         }
     }
@@ -57,6 +61,7 @@ impl Isa {
                 Isa::Scalar => true,
                 Isa::Neon | Isa::Dotprod => false,
                 Isa::Avx2 => has!("avx2") && has!("fma") && has!("f16c"),
+                Isa::AvxVnni => Isa::Avx2.supported() && has!("avxvnni"),
                 Isa::Avx512 => Isa::Avx2.supported() && has!("avx512f") && has!("avx512bw") && has!("avx512vnni"),
             }
         }
@@ -66,7 +71,7 @@ impl Isa {
             match self {
                 Isa::Scalar | Isa::Neon => true,
                 Isa::Dotprod => std::arch::is_aarch64_feature_detected!("dotprod"),
-                Isa::Avx2 | Isa::Avx512 => false,
+                Isa::Avx2 | Isa::AvxVnni | Isa::Avx512 => false,
             }
         }
         #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
@@ -177,8 +182,11 @@ mod tests {
         if let Ok(want) = std::env::var("SPADE_TEST_EXPECT_ISA") {
             assert_eq!(Isa::detected().name(), want);
         }
-        // A CPU with the better level has the lesser ones (of its architecture).
-        for (worse, better) in [(Isa::Neon, Isa::Dotprod), (Isa::Avx2, Isa::Avx512), (Isa::Scalar, Isa::Neon), (Isa::Scalar, Isa::Avx2)] {
+        // A CPU with the better level has the lesser ones (of its architecture; AVX-512 VNNI comes
+        // without AVX-VNNI on some, as Ice Lake servers).
+        for (worse, better) in
+            [(Isa::Neon, Isa::Dotprod), (Isa::Avx2, Isa::Avx512), (Isa::Avx2, Isa::AvxVnni), (Isa::Scalar, Isa::Neon), (Isa::Scalar, Isa::Avx2)]
+        {
             assert!(!better.supported() || worse.supported());
         }
     }

@@ -140,6 +140,14 @@ impl Packed for PackedQ4 {
                         (Isa::Avx512, 6) => tile_vnni::<6>(blocks, scales, mins, x, r0, o),
                         (Isa::Avx512, 7) => tile_vnni::<7>(blocks, scales, mins, x, r0, o),
                         (Isa::Avx512, _) => tile_vnni::<8>(blocks, scales, mins, x, r0, o),
+                        (Isa::AvxVnni, 1) => tile_avxvnni::<1>(blocks, scales, mins, x, r0, o),
+                        (Isa::AvxVnni, 2) => tile_avxvnni::<2>(blocks, scales, mins, x, r0, o),
+                        (Isa::AvxVnni, 3) => tile_avxvnni::<3>(blocks, scales, mins, x, r0, o),
+                        (Isa::AvxVnni, 4) => tile_avxvnni::<4>(blocks, scales, mins, x, r0, o),
+                        (Isa::AvxVnni, 5) => tile_avxvnni::<5>(blocks, scales, mins, x, r0, o),
+                        (Isa::AvxVnni, 6) => tile_avxvnni::<6>(blocks, scales, mins, x, r0, o),
+                        (Isa::AvxVnni, 7) => tile_avxvnni::<7>(blocks, scales, mins, x, r0, o),
+                        (Isa::AvxVnni, _) => tile_avxvnni::<8>(blocks, scales, mins, x, r0, o),
                         (_, 1) => tile_avx2::<1>(blocks, scales, mins, x, r0, o),
                         (_, 2) => tile_avx2::<2>(blocks, scales, mins, x, r0, o),
                         (_, 3) => tile_avx2::<3>(blocks, scales, mins, x, r0, o),
@@ -240,69 +248,107 @@ fn tile_vnni<const R: usize>(blocks: &[TileBlock], scales: &[[half::f16; TILE]],
     }
 }
 
-/// [`tile_vnni`] on AVX2: per pair of 4-value groups, the nibbles (unsigned) times the row's
-/// activation bytes (signed) by `vpmaddubsw` (pairs at most 2 · 15 · 127 = 3,810), the block's
-/// eight groups added in 16 bits (at most 30,480), then into i32 once per block (`vpmaddwd` by
-/// ones). A register holds half the tile (8 outputs): as in [`super::q8`]'s AVX2 tile, each block
-/// takes its halves in turn, up to 8 rows' sums in registers, the f32 accumulators in `out`, the
-/// weights fetched [`AHEAD`] bytes before use.
+/// The 256-bit Q4_1 tiles ([`tile_vnni`] on AVX2 and on AVX-VNNI), one body: `$vnni` picks the
+/// integer step. A register holds half the tile (8 outputs): as in [`super::q8`]'s 256-bit tiles,
+/// each block takes its halves in turn, up to 8 rows' sums in registers, the f32 accumulators in
+/// `out`, the weights fetched [`AHEAD`] bytes before use.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma,f16c")]
-fn tile_avx2<const R: usize>(blocks: &[TileBlock], scales: &[[half::f16; TILE]], mins: &[[half::f16; TILE]], x: &Acts, r0: usize, out: &mut [f32]) {
-    use std::arch::x86_64::*;
-    let nb = x.k / BLOCK;
-    // Bounds checked once, here: the rows' activation bytes and scales, and `out`'s R rows.
-    assert!((r0 + R) * x.k <= x.qs.len() && (r0 + R) * nb <= x.d.len() && R * TILE <= out.len());
-    out[..R * TILE].fill(0.0);
-    let (qs, o) = (x.qs.as_ptr(), out.as_mut_ptr());
-    let (low, ones) = (_mm256_set1_epi8(0x0F), _mm256_set1_epi16(1));
-    // A trip count the compiler cannot see, as in [`super::q8`]'s AVX2 tile (an unrolled loop
-    // turned inside out spills).
-    let groups = std::hint::black_box(4);
-    for (b, ((blk, d), m)) in blocks.iter().zip(scales).zip(mins).enumerate() {
-        for half in 0..2 {
-            let mut pairs = [_mm256_setzero_si256(); R];
-            for gg in 0..groups.min(4) {
-                if half == 0 {
-                    // A hint only (never faults): the line of the block AHEAD bytes on.
-                    _mm_prefetch::<_MM_HINT_T0>(blk.0.as_ptr().wrapping_add(AHEAD + gg * 64) as *const i8);
-                }
-                // SAFETY: 32 bytes inside the block (group pair gg, this half).
-                let w = unsafe { _mm256_load_si256(blk.0.as_ptr().add(gg * 64 + half * 32) as *const _) };
-                let (lo, hi) = (_mm256_and_si256(w, low), _mm256_and_si256(_mm256_srli_epi16(w, 4), low));
-                for (i, p) in pairs.iter_mut().enumerate() {
-                    // SAFETY: 4 bytes each inside row r0 + i's block b (asserted above).
-                    let (a_lo, a_hi) = unsafe {
-                        let row = qs.add((r0 + i) * x.k + b * BLOCK);
+macro_rules! tile_256 {
+    ($(#[$doc:meta])* $name:ident, $features:literal, $vnni:literal) => {
+        $(#[$doc])*
+        #[target_feature(enable = $features)]
+        #[allow(unused_unsafe)]
+        fn $name<const R: usize>(
+            blocks: &[TileBlock],
+            scales: &[[half::f16; TILE]],
+            mins: &[[half::f16; TILE]],
+            x: &Acts,
+            r0: usize,
+            out: &mut [f32],
+        ) {
+            use std::arch::x86_64::*;
+            let nb = x.k / BLOCK;
+            // Bounds checked once, here: the rows' activation bytes and scales, and `out`'s R rows.
+            assert!((r0 + R) * x.k <= x.qs.len() && (r0 + R) * nb <= x.d.len() && R * TILE <= out.len());
+            out[..R * TILE].fill(0.0);
+            let (qs, o) = (x.qs.as_ptr(), out.as_mut_ptr());
+            let (low, ones) = (_mm256_set1_epi8(0x0F), _mm256_set1_epi16(1));
+            // A trip count the compiler cannot see, as in [`super::q8`]'s 256-bit tiles (an unrolled
+            // loop turned inside out spills).
+            let groups = std::hint::black_box(4);
+            for (b, ((blk, d), m)) in blocks.iter().zip(scales).zip(mins).enumerate() {
+                for half in 0..2 {
+                    // i16 pair sums (AVX2) or i32 sums (AVX-VNNI).
+                    let mut sums = [_mm256_setzero_si256(); R];
+                    for gg in 0..groups.min(4) {
+                        if half == 0 {
+                            // A hint only (never faults): the line of the block AHEAD bytes on.
+                            _mm_prefetch::<_MM_HINT_T0>(blk.0.as_ptr().wrapping_add(AHEAD + gg * 64) as *const i8);
+                        }
+                        // SAFETY: 32 bytes inside the block (group pair gg, this half).
+                        let w = unsafe { _mm256_load_si256(blk.0.as_ptr().add(gg * 64 + half * 32) as *const _) };
+                        let (lo, hi) = (_mm256_and_si256(w, low), _mm256_and_si256(_mm256_srli_epi16(w, 4), low));
+                        for (i, s) in sums.iter_mut().enumerate() {
+                            // SAFETY: 4 bytes each inside row r0 + i's block b (asserted above).
+                            let (a_lo, a_hi) = unsafe {
+                                let row = qs.add((r0 + i) * x.k + b * BLOCK);
+                                (
+                                    _mm256_set1_epi32(std::ptr::read_unaligned(row.add(gg * 4) as *const i32)),
+                                    _mm256_set1_epi32(std::ptr::read_unaligned(row.add(16 + gg * 4) as *const i32)),
+                                )
+                            };
+                            *s = if $vnni {
+                                // SAFETY: reached only in the AVX-VNNI form, whose function
+                                // enables the feature (there the block is not needed: the
+                                // function allows that).
+                                unsafe { _mm256_dpbusd_avx_epi32(_mm256_dpbusd_avx_epi32(*s, lo, a_lo), hi, a_hi) }
+                            } else {
+                                // Nibbles (unsigned) times activation bytes (signed) by `vpmaddubsw`
+                                // (pairs at most 2 · 15 · 127 = 3,810), the block's eight groups
+                                // added in 16 bits (at most 30,480), into i32 once per block.
+                                _mm256_add_epi16(*s, _mm256_add_epi16(_mm256_maddubs_epi16(lo, a_lo), _mm256_maddubs_epi16(hi, a_hi)))
+                            };
+                        }
+                    }
+                    // SAFETY: 8 f16 scales and 8 minimums (16 bytes each) of this half.
+                    let (dw, mw) = unsafe {
                         (
-                            _mm256_set1_epi32(std::ptr::read_unaligned(row.add(gg * 4) as *const i32)),
-                            _mm256_set1_epi32(std::ptr::read_unaligned(row.add(16 + gg * 4) as *const i32)),
+                            _mm256_cvtph_ps(_mm_loadu_si128(d.as_ptr().add(half * 8) as *const _)),
+                            _mm256_cvtph_ps(_mm_loadu_si128(m.as_ptr().add(half * 8) as *const _)),
                         )
                     };
-                    *p = _mm256_add_epi16(*p, _mm256_add_epi16(_mm256_maddubs_epi16(lo, a_lo), _mm256_maddubs_epi16(hi, a_hi)));
-                }
-            }
-            // SAFETY: 8 f16 scales and 8 minimums (16 bytes each) of this half.
-            let (dw, mw) = unsafe {
-                (
-                    _mm256_cvtph_ps(_mm_loadu_si128(d.as_ptr().add(half * 8) as *const _)),
-                    _mm256_cvtph_ps(_mm_loadu_si128(m.as_ptr().add(half * 8) as *const _)),
-                )
-            };
-            for (i, p) in pairs.iter().enumerate() {
-                let at = (r0 + i) * nb + b;
-                let da = x.d[at];
-                let s = _mm256_madd_epi16(*p, ones);
-                // SAFETY: row i's 8 outputs of this half, inside `out` (asserted above).
-                unsafe {
-                    let to = o.add(i * TILE + half * 8);
-                    let acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(dw, _mm256_set1_ps(da)), _mm256_loadu_ps(to));
-                    _mm256_storeu_ps(to, _mm256_fmadd_ps(mw, _mm256_set1_ps(da * x.sum(at) as f32), acc));
+                    for (i, s) in sums.iter().enumerate() {
+                        let at = (r0 + i) * nb + b;
+                        let da = x.d[at];
+                        let s = if $vnni { *s } else { _mm256_madd_epi16(*s, ones) };
+                        // SAFETY: row i's 8 outputs of this half, inside `out` (asserted above).
+                        unsafe {
+                            let to = o.add(i * TILE + half * 8);
+                            let acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(dw, _mm256_set1_ps(da)), _mm256_loadu_ps(to));
+                            _mm256_storeu_ps(to, _mm256_fmadd_ps(mw, _mm256_set1_ps(da * x.sum(at) as f32), acc));
+                        }
+                    }
                 }
             }
         }
-    }
+    };
 }
+
+#[cfg(target_arch = "x86_64")]
+tile_256!(
+    /// [`tile_vnni`] on AVX2.
+    tile_avx2,
+    "avx2,fma,f16c",
+    false
+);
+
+#[cfg(target_arch = "x86_64")]
+tile_256!(
+    /// [`tile_vnni`] on AVX-VNNI: two `vpdpbusd` per row and group pair, straight into i32.
+    tile_avxvnni,
+    "avx2,fma,f16c,avxvnni",
+    true
+);
 
 /// [`tile_vnni`] on NEON: a quarter of a load is 4 rows; the nibbles (0..=15, so also valid
 /// signed bytes) against the row's 4 activation bytes, with `dotprod` by `sdot`, without it by

@@ -179,8 +179,8 @@ fn quantise_rows_on(isa: Isa, x: &[f32], m: usize, k: usize) -> Acts {
         unsafe {
             quantise_avx512(x, &mut qs, &mut d)
         };
-    } else if isa == Isa::Avx2 {
-        // SAFETY: the level is only AVX2 where the CPU has AVX2 and FMA (`Isa::supported`).
+    } else if isa >= Isa::Avx2 {
+        // SAFETY: the level is only AVX2 (or AVX-VNNI, which has it) where the CPU has AVX2 and FMA (`Isa::supported`).
         #[cfg(target_arch = "x86_64")]
         unsafe {
             quantise_avx2(x, &mut qs, &mut d)
@@ -311,6 +311,14 @@ fn tile(isa: Isa, blocks: &[TileBlock], scales: &[[half::f16; TILE]], x: &Acts, 
                     (Isa::Avx512, 6) => tile_vnni::<6>(blocks, scales, x, r0, o),
                     (Isa::Avx512, 7) => tile_vnni::<7>(blocks, scales, x, r0, o),
                     (Isa::Avx512, _) => tile_vnni::<8>(blocks, scales, x, r0, o),
+                    (Isa::AvxVnni, 1) => tile_avxvnni::<1>(blocks, scales, x, r0, o),
+                    (Isa::AvxVnni, 2) => tile_avxvnni::<2>(blocks, scales, x, r0, o),
+                    (Isa::AvxVnni, 3) => tile_avxvnni::<3>(blocks, scales, x, r0, o),
+                    (Isa::AvxVnni, 4) => tile_avxvnni::<4>(blocks, scales, x, r0, o),
+                    (Isa::AvxVnni, 5) => tile_avxvnni::<5>(blocks, scales, x, r0, o),
+                    (Isa::AvxVnni, 6) => tile_avxvnni::<6>(blocks, scales, x, r0, o),
+                    (Isa::AvxVnni, 7) => tile_avxvnni::<7>(blocks, scales, x, r0, o),
+                    (Isa::AvxVnni, _) => tile_avxvnni::<8>(blocks, scales, x, r0, o),
                     (_, 1) => tile_avx2::<1>(blocks, scales, x, r0, o),
                     (_, 2) => tile_avx2::<2>(blocks, scales, x, r0, o),
                     (_, 3) => tile_avx2::<3>(blocks, scales, x, r0, o),
@@ -410,60 +418,101 @@ fn tile_vnni<const R: usize>(blocks: &[TileBlock], scales: &[[half::f16; TILE]],
     }
 }
 
-/// [`tile_vnni`] on AVX2: per 4-value group, the signed weight bytes `q` (the stored byte with
-/// its offset removed), `|q|` times the activation with `q`'s sign (`vpmaddubsw`: pairs, at most
-/// 2 · 127 · 127, no saturation), pairs added into i32 (`vpmaddwd` by ones): `Σ q · a`, which is
-/// `Σ (q + 128) · a − 128 · Σ a` exactly. A register holds half the tile (8 outputs): each block
-/// takes its two halves in turn, up to 8 rows' integer sums in registers and the rows' f32
-/// accumulators in `out` (L1; in registers too, with 8 rows, they spilled). The weights are read
-/// once per row group and fetched [`AHEAD`] bytes before use: the hardware's own prefetch left
-/// the product waiting on memory (8 rows, weights streaming: ~35 against ~52 GMAC/s a thread
-/// measured on Xeon, AVX2 forced; one row ~12 against ~21).
+/// The 256-bit Q8_0 tiles ([`tile_vnni`] on AVX2 and on AVX-VNNI), one body: `$vnni` picks the
+/// integer step. A register holds half the tile (8 outputs): each block takes its two halves in
+/// turn, up to 8 rows' integer sums in registers and the rows' f32 accumulators in `out` (L1; in
+/// registers too, with 8 rows, they spilled). The weights are read once per row group and
+/// fetched [`AHEAD`] bytes before use: the hardware's own prefetch left the product waiting on
+/// memory (8 rows, weights streaming: ~35 against ~52 GMAC/s a thread measured on Xeon, AVX2
+/// forced; one row ~12 against ~21).
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma,f16c")]
-fn tile_avx2<const R: usize>(blocks: &[TileBlock], scales: &[[half::f16; TILE]], x: &Acts, r0: usize, out: &mut [f32]) {
-    use std::arch::x86_64::*;
-    let nb = x.k / BLOCK;
-    // Bounds checked once, here: the rows' activation bytes and scales, and `out`'s R rows.
-    assert!((r0 + R) * x.k <= x.qs.len() && (r0 + R) * nb <= x.d.len() && R * TILE <= out.len());
-    out[..R * TILE].fill(0.0);
-    let (qs, o) = (x.qs.as_ptr(), out.as_mut_ptr());
-    let (flip, ones) = (_mm256_set1_epi8(-128), _mm256_set1_epi16(1));
-    // A trip count the compiler cannot see: unrolled whole, the group loop was turned inside out
-    // (every group's weights kept live across the rows, spilled to the stack: half the speed).
-    let groups = std::hint::black_box(BLOCK / 4);
-    for (b, (blk, d)) in blocks.iter().zip(scales).enumerate() {
-        for half in 0..2 {
-            let mut sums = [_mm256_setzero_si256(); R];
-            for g in 0..groups.min(BLOCK / 4) {
-                if half == 0 {
-                    // A hint only (never faults): the line of the block AHEAD bytes on (the
-                    // weight's next tiles follow this one in memory).
-                    _mm_prefetch::<_MM_HINT_T0>(blk.0.as_ptr().wrapping_add(AHEAD + g * 64) as *const i8);
-                }
-                // SAFETY: 32 bytes inside the block's `qs` (group g's half).
-                let q = _mm256_xor_si256(unsafe { _mm256_load_si256(blk.0.as_ptr().add(g * 64 + half * 32) as *const _) }, flip);
-                let mag = _mm256_abs_epi8(q);
-                for (i, s) in sums.iter_mut().enumerate() {
-                    // SAFETY: 4 bytes inside row r0 + i's block b (asserted above).
-                    let a = _mm256_set1_epi32(unsafe { std::ptr::read_unaligned(qs.add((r0 + i) * x.k + b * BLOCK + g * 4) as *const i32) });
-                    let pairs = _mm256_maddubs_epi16(mag, _mm256_sign_epi8(a, q));
-                    *s = _mm256_add_epi32(*s, _mm256_madd_epi16(pairs, ones));
-                }
-            }
-            // SAFETY: 8 f16 scales (16 bytes) of this half.
-            let dw = unsafe { _mm256_cvtph_ps(_mm_loadu_si128(d.as_ptr().add(half * 8) as *const _)) };
-            for (i, s) in sums.iter().enumerate() {
-                let scale = _mm256_mul_ps(dw, _mm256_set1_ps(x.d[(r0 + i) * nb + b]));
-                // SAFETY: row i's 8 outputs of this half, inside `out` (asserted above).
-                unsafe {
-                    let at = o.add(i * TILE + half * 8);
-                    _mm256_storeu_ps(at, _mm256_fmadd_ps(_mm256_cvtepi32_ps(*s), scale, _mm256_loadu_ps(at)));
+macro_rules! tile_256 {
+    ($(#[$doc:meta])* $name:ident, $features:literal, $vnni:literal) => {
+        $(#[$doc])*
+        #[target_feature(enable = $features)]
+        #[allow(unused_unsafe)]
+        fn $name<const R: usize>(blocks: &[TileBlock], scales: &[[half::f16; TILE]], x: &Acts, r0: usize, out: &mut [f32]) {
+            use std::arch::x86_64::*;
+            let nb = x.k / BLOCK;
+            // Bounds checked once, here: the rows' activation bytes and scales, and `out`'s R rows.
+            assert!((r0 + R) * x.k <= x.qs.len() && (r0 + R) * nb <= x.d.len() && R * TILE <= out.len());
+            out[..R * TILE].fill(0.0);
+            let (qs, o) = (x.qs.as_ptr(), out.as_mut_ptr());
+            let (flip, ones) = (_mm256_set1_epi8(-128), _mm256_set1_epi16(1));
+            // A trip count the compiler cannot see: unrolled whole, the group loop was turned inside
+            // out (every group's weights kept live across the rows, spilled to the stack: half the speed).
+            let groups = std::hint::black_box(BLOCK / 4);
+            for (b, (blk, d)) in blocks.iter().zip(scales).enumerate() {
+                for half in 0..2 {
+                    let mut sums = [_mm256_setzero_si256(); R];
+                    for g in 0..groups.min(BLOCK / 4) {
+                        if half == 0 {
+                            // A hint only (never faults): the line of the block AHEAD bytes on (the
+                            // weight's next tiles follow this one in memory).
+                            _mm_prefetch::<_MM_HINT_T0>(blk.0.as_ptr().wrapping_add(AHEAD + g * 64) as *const i8);
+                        }
+                        // SAFETY: 32 bytes inside the block's `qs` (group g's half).
+                        let stored = unsafe { _mm256_load_si256(blk.0.as_ptr().add(g * 64 + half * 32) as *const _) };
+                        let (q, mag) = if $vnni {
+                            (stored, stored)
+                        } else {
+                            let q = _mm256_xor_si256(stored, flip);
+                            (q, _mm256_abs_epi8(q))
+                        };
+                        for (i, s) in sums.iter_mut().enumerate() {
+                            // SAFETY: 4 bytes inside row r0 + i's block b (asserted above).
+                            let a = _mm256_set1_epi32(unsafe { std::ptr::read_unaligned(qs.add((r0 + i) * x.k + b * BLOCK + g * 4) as *const i32) });
+                            *s = if $vnni {
+                                // The stored bytes (q + 128, unsigned) against the activations:
+                                // `Σ q · a + 128 · Σ a`, its offset taken off per block below.
+                                // SAFETY: reached only in the AVX-VNNI form, whose function
+                                // enables the feature (there the block is not needed: the
+                                // function allows that).
+                                unsafe { _mm256_dpbusd_avx_epi32(*s, stored, a) }
+                            } else {
+                                // `|q|` times the activation with `q`'s sign (`vpmaddubsw`: pairs,
+                                // at most 2 · 127 · 127, no saturation), pairs into i32 (`vpmaddwd`
+                                // by ones): `Σ q · a`.
+                                _mm256_add_epi32(*s, _mm256_madd_epi16(_mm256_maddubs_epi16(mag, _mm256_sign_epi8(a, q)), ones))
+                            };
+                        }
+                    }
+                    // SAFETY: 8 f16 scales (16 bytes) of this half.
+                    let dw = unsafe { _mm256_cvtph_ps(_mm_loadu_si128(d.as_ptr().add(half * 8) as *const _)) };
+                    for (i, s) in sums.iter().enumerate() {
+                        let at = (r0 + i) * nb + b;
+                        let scale = _mm256_mul_ps(dw, _mm256_set1_ps(x.d[at]));
+                        let s = if $vnni { _mm256_sub_epi32(*s, _mm256_set1_epi32(x.offset[at])) } else { *s };
+                        // SAFETY: row i's 8 outputs of this half, inside `out` (asserted above).
+                        unsafe {
+                            let to = o.add(i * TILE + half * 8);
+                            _mm256_storeu_ps(to, _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), scale, _mm256_loadu_ps(to)));
+                        }
+                    }
                 }
             }
         }
-    }
+    };
 }
+
+#[cfg(target_arch = "x86_64")]
+tile_256!(
+    /// [`tile_vnni`] on AVX2: per 4-value group, the signed weight bytes `q` (the stored byte with
+    /// its offset removed), `|q|` times the activation with `q`'s sign, pairs added into i32:
+    /// `Σ q · a`, which is `Σ (q + 128) · a − 128 · Σ a` exactly.
+    tile_avx2,
+    "avx2,fma,f16c",
+    false
+);
+
+#[cfg(target_arch = "x86_64")]
+tile_256!(
+    /// [`tile_vnni`] on AVX-VNNI: one `vpdpbusd` per row and group, as AVX-512 VNNI's, on
+    /// 256-bit registers.
+    tile_avxvnni,
+    "avx2,fma,f16c,avxvnni",
+    true
+);
 
 /// [`tile_vnni`] on NEON: per 4-value group, the signed weight bytes `q` (the stored byte with
 /// its offset removed) against the row's 4 activation bytes, four outputs per register: with
