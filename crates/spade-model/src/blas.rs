@@ -91,7 +91,7 @@ fn open() -> Option<Blas> {
 pub const CORETYPE_ENV: &str = "OPENBLAS_CORETYPE";
 
 /// The OpenBLAS kernels of the engine's instruction-set level ([`crate::kernels::isa`], which
-/// `SPADE_ISA` forces down): `SkylakeX` at `avx512` (with AVX-512 DQ/VL/CD too), `Haswell` at `avx2`,
+/// `SPADE_ISA` forces down): `SkylakeX` at `avx512` (with AVX-512 DQ/VL/CD too), `Haswell` at `avxvnni` and `avx2`,
 /// none (OpenBLAS's own pick) at `scalar` and off x86-64.
 pub fn openblas_coretype() -> Option<&'static str> {
     #[cfg(target_arch = "x86_64")]
@@ -100,7 +100,7 @@ pub fn openblas_coretype() -> Option<&'static str> {
         use std::is_x86_feature_detected as has;
         match crate::kernels::isa() {
             Isa::Avx512 if has!("avx512dq") && has!("avx512vl") && has!("avx512cd") => Some("SkylakeX"),
-            Isa::Avx512 | Isa::Avx2 => Some("Haswell"),
+            Isa::Avx512 | Isa::AvxVnni | Isa::Avx2 => Some("Haswell"),
             _ => None,
         }
     }

@@ -146,11 +146,7 @@ mod tests {
         // auto: q8_0 where the Q8_0 product has integer dot-product instructions, else f32.
         let auto = Cli::try_parse_from(["x", "--repr", "auto"]).unwrap();
         assert_eq!(auto.model.repr, Repr::fastest());
-        let want = if matches!(crate::kernels::isa(), crate::kernels::Isa::Avx512 | crate::kernels::Isa::Avx2 | crate::kernels::Isa::Dotprod) {
-            Repr::Q8_0
-        } else {
-            Repr::F32
-        };
+        let want = if crate::kernels::isa().integer_dot() { Repr::Q8_0 } else { Repr::F32 };
         assert_eq!(auto.model.repr, want);
         assert_eq!(Cli::try_parse_from(["x", "--repr", "q4_1"]).unwrap().model.repr, Repr::Q4_1);
         assert!(Cli::try_parse_from(["x", "--repr", "q2_k"]).is_err());

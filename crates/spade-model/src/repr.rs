@@ -41,11 +41,10 @@ impl std::fmt::Display for Repr {
 
 impl Repr {
     /// The faster representation for CPU generation here: `q8_0` where the engine's Q8_0 product
-    /// runs on integer dot-product instructions (kernel levels `avx512`, `avx2`, `dotprod`; the
-    /// model bench measures it), else `f32`.
+    /// runs on integer dot-product instructions (kernel levels `avx512`, `avxvnni`, `avx2`,
+    /// `dotprod`: [`crate::kernels::Isa::integer_dot`]; the model bench measures it), else `f32`.
     pub fn fastest() -> Repr {
-        use crate::kernels::{isa, Isa};
-        if crate::kernels::q8::available() && matches!(isa(), Isa::Avx512 | Isa::Avx2 | Isa::Dotprod) {
+        if crate::kernels::q8::available() && crate::kernels::isa().integer_dot() {
             Repr::Q8_0
         } else {
             Repr::F32

@@ -85,6 +85,12 @@ impl Isa {
         self != Isa::Scalar
     }
 
+    /// Whether the Q8_0 product runs on integer dot-product instructions at this level (what
+    /// makes `q8_0` the faster representation: `--repr auto`).
+    pub fn integer_dot(self) -> bool {
+        matches!(self, Isa::Avx2 | Isa::AvxVnni | Isa::Avx512 | Isa::Dotprod)
+    }
+
     /// The best level this CPU runs.
     pub fn detected() -> Isa {
         Isa::ALL.into_iter().rev().find(|i| i.supported()).unwrap_or(Isa::Scalar)
@@ -182,6 +188,9 @@ mod tests {
         if let Ok(want) = std::env::var("SPADE_TEST_EXPECT_ISA") {
             assert_eq!(Isa::detected().name(), want);
         }
+        // The levels whose Q8_0 product has integer dot products (`--repr auto` takes q8_0 there).
+        let dot: Vec<Isa> = Isa::ALL.into_iter().filter(|i| i.integer_dot()).collect();
+        assert_eq!(dot, [Isa::Dotprod, Isa::Avx2, Isa::AvxVnni, Isa::Avx512]);
         // A CPU with the better level has the lesser ones (of its architecture; AVX-512 VNNI comes
         // without AVX-VNNI on some, as Ice Lake servers).
         for (worse, better) in
