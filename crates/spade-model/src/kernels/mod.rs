@@ -21,6 +21,27 @@ pub(crate) mod skinny;
 
 use std::sync::OnceLock;
 
+/// `$f::<R>(args…)` with `R` the run-time row count `$r` of a group (1 to 8; more is taken as 8,
+/// which the callers' grouping never gives): the kernels keep a group's rows in registers, so
+/// the count is a constant of each instance.
+#[cfg(target_arch = "x86_64")]
+macro_rules! by_rows {
+    ($r:expr, $f:ident($($a:expr),* $(,)?)) => {
+        match $r {
+            1 => $f::<1>($($a),*),
+            2 => $f::<2>($($a),*),
+            3 => $f::<3>($($a),*),
+            4 => $f::<4>($($a),*),
+            5 => $f::<5>($($a),*),
+            6 => $f::<6>($($a),*),
+            7 => $f::<7>($($a),*),
+            _ => $f::<8>($($a),*),
+        }
+    };
+}
+#[cfg(target_arch = "x86_64")]
+pub(crate) use by_rows;
+
 /// The environment variable that forces the level.
 pub const ISA_ENV: &str = "SPADE_ISA";
 
@@ -144,7 +165,10 @@ pub(crate) fn random(n: usize, seed: u64) -> Vec<f32> {
 #[cfg(test)]
 pub(crate) fn check_packed_product(pack: impl Fn(&[f32], usize, usize) -> (Box<dyn q8::Packed>, Vec<f32>), first: f32) {
     use q8::{matmul_many_on, quantise_rows, BLOCK};
-    for &(m, n, k) in &[(1, 40, 64), (3, 16, 32), (6, 33, 96), (7, 16, 64), (8, 40, 96), (9, 200, 576), (21, 48, 128)] {
+    // Every group size 1 to 8 at every level (a product of up to 8 rows is one group).
+    for &(m, n, k) in
+        &[(1, 40, 64), (2, 16, 32), (3, 16, 32), (4, 24, 64), (5, 16, 32), (6, 33, 96), (7, 16, 64), (8, 40, 96), (9, 200, 576), (21, 48, 128)]
+    {
         let mut w = random(n * k, 1);
         w[..BLOCK].fill(first);
         w[BLOCK..2 * BLOCK].iter_mut().enumerate().for_each(|(j, v)| *v = if j % 3 == 0 { -1.0 } else { 1.0 });

@@ -125,37 +125,15 @@ impl Packed for PackedQ4 {
         let (blocks, scales, mins) = (&self.blocks[t * nb..(t + 1) * nb], &self.scales[t * nb..(t + 1) * nb], &self.mins[t * nb..(t + 1) * nb]);
         #[cfg(target_arch = "x86_64")]
         if isa >= Isa::Avx2 {
-            use super::q8::{ROWS, ROWS_AVX2};
-            let rows = if isa == Isa::Avx512 || x.m <= ROWS { ROWS } else { ROWS_AVX2 };
-            row_groups(x.m, rows, out, |r0, r, o| {
+            use super::{by_rows, q8::group_rows};
+            row_groups(x.m, group_rows(isa, x.m), out, |r0, r, o| {
                 // SAFETY: the level is only what the CPU has (`Isa::supported`): AVX-512 F, BW and
-                // VNNI, or AVX2, FMA and F16C.
+                // VNNI, AVX2 with AVX-VNNI, or AVX2, FMA and F16C.
                 unsafe {
-                    match (isa, r) {
-                        (Isa::Avx512, 1) => tile_vnni::<1>(blocks, scales, mins, x, r0, o),
-                        (Isa::Avx512, 2) => tile_vnni::<2>(blocks, scales, mins, x, r0, o),
-                        (Isa::Avx512, 3) => tile_vnni::<3>(blocks, scales, mins, x, r0, o),
-                        (Isa::Avx512, 4) => tile_vnni::<4>(blocks, scales, mins, x, r0, o),
-                        (Isa::Avx512, 5) => tile_vnni::<5>(blocks, scales, mins, x, r0, o),
-                        (Isa::Avx512, 6) => tile_vnni::<6>(blocks, scales, mins, x, r0, o),
-                        (Isa::Avx512, 7) => tile_vnni::<7>(blocks, scales, mins, x, r0, o),
-                        (Isa::Avx512, _) => tile_vnni::<8>(blocks, scales, mins, x, r0, o),
-                        (Isa::AvxVnni, 1) => tile_avxvnni::<1>(blocks, scales, mins, x, r0, o),
-                        (Isa::AvxVnni, 2) => tile_avxvnni::<2>(blocks, scales, mins, x, r0, o),
-                        (Isa::AvxVnni, 3) => tile_avxvnni::<3>(blocks, scales, mins, x, r0, o),
-                        (Isa::AvxVnni, 4) => tile_avxvnni::<4>(blocks, scales, mins, x, r0, o),
-                        (Isa::AvxVnni, 5) => tile_avxvnni::<5>(blocks, scales, mins, x, r0, o),
-                        (Isa::AvxVnni, 6) => tile_avxvnni::<6>(blocks, scales, mins, x, r0, o),
-                        (Isa::AvxVnni, 7) => tile_avxvnni::<7>(blocks, scales, mins, x, r0, o),
-                        (Isa::AvxVnni, _) => tile_avxvnni::<8>(blocks, scales, mins, x, r0, o),
-                        (_, 1) => tile_avx2::<1>(blocks, scales, mins, x, r0, o),
-                        (_, 2) => tile_avx2::<2>(blocks, scales, mins, x, r0, o),
-                        (_, 3) => tile_avx2::<3>(blocks, scales, mins, x, r0, o),
-                        (_, 4) => tile_avx2::<4>(blocks, scales, mins, x, r0, o),
-                        (_, 5) => tile_avx2::<5>(blocks, scales, mins, x, r0, o),
-                        (_, 6) => tile_avx2::<6>(blocks, scales, mins, x, r0, o),
-                        (_, 7) => tile_avx2::<7>(blocks, scales, mins, x, r0, o),
-                        _ => tile_avx2::<8>(blocks, scales, mins, x, r0, o),
+                    match isa {
+                        Isa::Avx512 => by_rows!(r, tile_vnni(blocks, scales, mins, x, r0, o)),
+                        Isa::AvxVnni => by_rows!(r, tile_avxvnni(blocks, scales, mins, x, r0, o)),
+                        _ => by_rows!(r, tile_avx2(blocks, scales, mins, x, r0, o)),
                     }
                 }
             });

@@ -297,36 +297,14 @@ unsafe impl Sync for Out {}
 fn tile(isa: Isa, blocks: &[TileBlock], scales: &[[half::f16; TILE]], x: &Acts, out: &mut [f32]) {
     #[cfg(target_arch = "x86_64")]
     if isa >= Isa::Avx2 {
-        let rows = if isa == Isa::Avx512 || x.m <= ROWS { ROWS } else { ROWS_AVX2 };
-        row_groups(x.m, rows, out, |r0, r, o| {
+        row_groups(x.m, group_rows(isa, x.m), out, |r0, r, o| {
             // SAFETY: the level is only what the CPU has (`Isa::supported`): AVX-512 F, BW and
-            // VNNI, or AVX2, FMA and F16C.
+            // VNNI, AVX2 with AVX-VNNI, or AVX2, FMA and F16C.
             unsafe {
-                match (isa, r) {
-                    (Isa::Avx512, 1) => tile_vnni::<1>(blocks, scales, x, r0, o),
-                    (Isa::Avx512, 2) => tile_vnni::<2>(blocks, scales, x, r0, o),
-                    (Isa::Avx512, 3) => tile_vnni::<3>(blocks, scales, x, r0, o),
-                    (Isa::Avx512, 4) => tile_vnni::<4>(blocks, scales, x, r0, o),
-                    (Isa::Avx512, 5) => tile_vnni::<5>(blocks, scales, x, r0, o),
-                    (Isa::Avx512, 6) => tile_vnni::<6>(blocks, scales, x, r0, o),
-                    (Isa::Avx512, 7) => tile_vnni::<7>(blocks, scales, x, r0, o),
-                    (Isa::Avx512, _) => tile_vnni::<8>(blocks, scales, x, r0, o),
-                    (Isa::AvxVnni, 1) => tile_avxvnni::<1>(blocks, scales, x, r0, o),
-                    (Isa::AvxVnni, 2) => tile_avxvnni::<2>(blocks, scales, x, r0, o),
-                    (Isa::AvxVnni, 3) => tile_avxvnni::<3>(blocks, scales, x, r0, o),
-                    (Isa::AvxVnni, 4) => tile_avxvnni::<4>(blocks, scales, x, r0, o),
-                    (Isa::AvxVnni, 5) => tile_avxvnni::<5>(blocks, scales, x, r0, o),
-                    (Isa::AvxVnni, 6) => tile_avxvnni::<6>(blocks, scales, x, r0, o),
-                    (Isa::AvxVnni, 7) => tile_avxvnni::<7>(blocks, scales, x, r0, o),
-                    (Isa::AvxVnni, _) => tile_avxvnni::<8>(blocks, scales, x, r0, o),
-                    (_, 1) => tile_avx2::<1>(blocks, scales, x, r0, o),
-                    (_, 2) => tile_avx2::<2>(blocks, scales, x, r0, o),
-                    (_, 3) => tile_avx2::<3>(blocks, scales, x, r0, o),
-                    (_, 4) => tile_avx2::<4>(blocks, scales, x, r0, o),
-                    (_, 5) => tile_avx2::<5>(blocks, scales, x, r0, o),
-                    (_, 6) => tile_avx2::<6>(blocks, scales, x, r0, o),
-                    (_, 7) => tile_avx2::<7>(blocks, scales, x, r0, o),
-                    _ => tile_avx2::<8>(blocks, scales, x, r0, o),
+                match isa {
+                    Isa::Avx512 => super::by_rows!(r, tile_vnni(blocks, scales, x, r0, o)),
+                    Isa::AvxVnni => super::by_rows!(r, tile_avxvnni(blocks, scales, x, r0, o)),
+                    _ => super::by_rows!(r, tile_avx2(blocks, scales, x, r0, o)),
                 }
             }
         });
@@ -346,6 +324,17 @@ fn tile(isa: Isa, blocks: &[TileBlock], scales: &[[half::f16; TILE]], x: &Acts, 
     }
     let _ = isa;
     tile_scalar(blocks, scales, x, out);
+}
+
+/// Rows a group of an x86-64 integer product takes for `m` activation rows at level `isa`
+/// (at least `Avx2`): [`ROWS`], or on the 256-bit levels [`ROWS_AVX2`] beyond [`ROWS`] rows.
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn group_rows(isa: Isa, m: usize) -> usize {
+    if isa == Isa::Avx512 || m <= ROWS {
+        ROWS
+    } else {
+        ROWS_AVX2
+    }
 }
 
 /// Run `f(r0, r, out rows)` over the activation rows in groups of at most `rows` (what a kernel
@@ -453,6 +442,7 @@ macro_rules! tile_256 {
                         }
                         // SAFETY: 32 bytes inside the block's `qs` (group g's half).
                         let stored = unsafe { _mm256_load_si256(blk.0.as_ptr().add(g * 64 + half * 32) as *const _) };
+                        // (AVX-VNNI takes the stored bytes as they are: `q` and `mag` unused there.)
                         let (q, mag) = if $vnni {
                             (stored, stored)
                         } else {

@@ -66,14 +66,7 @@ pub(crate) fn matmul_on(isa: Isa, w: &[f32], n: usize, k: usize, x: &[f32], m: u
                 // SAFETY: the level is only what the CPU has (`Isa::supported`).
                 unsafe {
                     match (isa, r) {
-                        (Isa::Avx512, 1) => pair_avx512::<1>(pair, k, x, r0, m, out),
-                        (Isa::Avx512, 2) => pair_avx512::<2>(pair, k, x, r0, m, out),
-                        (Isa::Avx512, 3) => pair_avx512::<3>(pair, k, x, r0, m, out),
-                        (Isa::Avx512, 4) => pair_avx512::<4>(pair, k, x, r0, m, out),
-                        (Isa::Avx512, 5) => pair_avx512::<5>(pair, k, x, r0, m, out),
-                        (Isa::Avx512, 6) => pair_avx512::<6>(pair, k, x, r0, m, out),
-                        (Isa::Avx512, 7) => pair_avx512::<7>(pair, k, x, r0, m, out),
-                        (Isa::Avx512, _) => pair_avx512::<8>(pair, k, x, r0, m, out),
+                        (Isa::Avx512, _) => super::by_rows!(r, pair_avx512(pair, k, x, r0, m, out)),
                         (_, 1) => pair_avx2::<1>(pair, k, x, r0, m, out),
                         (_, 2) => pair_avx2::<2>(pair, k, x, r0, m, out),
                         _ => pair_avx2::<3>(pair, k, x, r0, m, out),
