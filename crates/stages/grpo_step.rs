@@ -123,7 +123,7 @@ struct Args {
     no_checkpointing: bool,
 
     /// MiB of block activations a micro-batch's forward may keep, so those blocks' backward skips their
-    /// recomputation (the default keeps all 30 blocks of the default model at 1 × 512 tokens; 0: recompute all).
+    /// recomputation (the default keeps all 30 blocks of the default model at 1 × ~2,500 tokens; 0: recompute all).
     #[arg(long, default_value_t = spade_train::trainer::KEEP_ACTIVATIONS_MIB, value_name = "MIB")]
     keep_activations: usize,
 

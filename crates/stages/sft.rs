@@ -124,7 +124,7 @@ struct Args {
     warmup: f64,
 
     /// MiB of block activations a forward may keep for its backward (as `spade-grpo-step`); the warm-up's
-    /// sequences are long, so keeping them all takes ~2 MiB per token for the default model.
+    /// sequences are long, so keeping them all takes ~0.8 MiB per token for the default model.
     #[arg(long, default_value_t = 4096, value_name = "MIB")]
     keep_activations: usize,
 

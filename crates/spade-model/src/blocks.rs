@@ -161,7 +161,7 @@ impl Dims {
     /// Bytes one block's kept activations take.
     pub fn act_bytes(&self) -> usize {
         let n = self.n();
-        4 * (n * (4 * self.d + 2 * self.qd() + 2 * self.kd() + 2 * self.f + 2) + self.b * self.nh * self.s * self.s)
+        4 * n * (4 * self.d + 2 * self.qd() + 2 * self.kd() + 2 * self.f + 2)
     }
 }
 
@@ -411,8 +411,6 @@ pub(crate) struct Acts {
     q: Vec<f32>,
     k: Vec<f32>,
     v: Vec<f32>,
-    /// Attention probabilities `(b, nh, s, s)`.
-    p: Vec<f32>,
     y: Vec<f32>,
     x2: Vec<f32>,
     r2: Vec<f32>,
@@ -612,6 +610,20 @@ pub(crate) fn softmax_in_place(row: &mut [f32]) {
     softmax_lanes(row)
 }
 
+/// The attention probabilities of one head over the row block `(r0, r1, keys)` of one sequence,
+/// into rows `r0..r1` of `pm` `(s, s)`: scaled scores of the rotated queries `q` (at offset
+/// `qo`) against the rotated keys `k` (at `ko`), then [`softmax_rows`]. The forward and the
+/// backward both call it, so the backward recomputes exactly the forward's numbers instead of
+/// keeping `nh · s²` floats a block.
+fn probabilities(pm: &mut [f32], (q, qo): (&[f32], usize), (k, ko): (&[f32], usize), sh: &Shared, bi: usize, rb: (usize, usize, usize)) {
+    let dm = &sh.dims;
+    let (s, hd, qd, kd) = (dm.s, dm.hd, dm.qd(), dm.kd());
+    let (r0, r1, keys) = rb;
+    let scale = 1.0 / (hd as f32).sqrt();
+    gemm((false, true), (r1 - r0, keys, hd), scale, (&q[qo + r0 * qd..], qd), (&k[ko..], kd), 0.0, (&mut pm[r0 * s..], s));
+    softmax_rows(pm, s, rb, &sh.valid[bi]);
+}
+
 /// One block forward over `x` `(n, d)`: its output, and (`keep`) the activations its backward
 /// reads.
 pub(crate) fn forward(layer: &Layer, sh: &Shared, x: &[f32], keep: bool) -> Result<(Vec<f32>, Option<Acts>)> {
@@ -619,7 +631,6 @@ pub(crate) fn forward(layer: &Layer, sh: &Shared, x: &[f32], keep: bool) -> Resu
     let (n, d, s, hd) = (dm.n(), dm.d, dm.s, dm.hd);
     let (qd, kd, f) = (dm.qd(), dm.kd(), dm.f);
     let g = dm.nh / dm.nkv;
-    let scale = 1.0 / (hd as f32).sqrt();
     with_weights(layer, |w| {
         let mut h1 = zeros(n * d);
         let mut r1 = zeros(n);
@@ -631,20 +642,19 @@ pub(crate) fn forward(layer: &Layer, sh: &Shared, x: &[f32], keep: bool) -> Resu
         rope(&mut k, dm.nkv, sh, false);
         let blocks: Vec<_> = sh.valid.iter().map(|v| row_blocks(s, v)).collect();
         let mut y = zeros(n * qd);
-        let mut p = zeros(if keep { dm.b * dm.nh * s * s } else { s * s });
+        let mut pm = zeros(s * s);
         for (bi, rows_of) in blocks.iter().enumerate() {
             for h in 0..dm.nh {
                 let (qo, ko) = (bi * s * qd + h * hd, bi * s * kd + (h / g) * hd);
-                let po = if keep { (bi * dm.nh + h) * s * s } else { 0 };
-                let pm = &mut p[po..po + s * s];
-                for &(r0, r1, keys) in rows_of {
+                for &rb in rows_of {
+                    let (r0, r1, keys) = rb;
+                    probabilities(&mut pm, (&q, qo), (&k, ko), sh, bi, rb);
                     let (ro, rq) = (r0 * s, qo + r0 * qd);
-                    gemm((false, true), (r1 - r0, keys, hd), scale, (&q[rq..], qd), (&k[ko..], kd), 0.0, (&mut pm[ro..], s));
-                    softmax_rows(pm, s, (r0, r1, keys), &sh.valid[bi]);
                     gemm((false, false), (r1 - r0, hd, keys), 1.0, (&pm[ro..], s), (&v[ko..], kd), 0.0, (&mut y[rq..], qd));
                 }
             }
         }
+        drop(pm);
         let o = linear(&y, w.o, w.o_b, n, qd, d);
         let x2: Vec<f32> = x.iter().zip(&o).map(|(a, b)| a + b).collect();
         drop(o);
@@ -657,7 +667,7 @@ pub(crate) fn forward(layer: &Layer, sh: &Shared, x: &[f32], keep: bool) -> Resu
         let mut out = linear(&a, w.down, None, n, f, d);
         drop(a);
         out.par_iter_mut().zip(x2.par_iter()).for_each(|(o, x)| *o += x);
-        let acts = keep.then_some(Acts { h1, r1, q, k, v, p, y, x2, r2, h2, g: gt, u });
+        let acts = keep.then_some(Acts { h1, r1, q, k, v, y, x2, r2, h2, g: gt, u });
         Ok((out, acts))
     })
 }
@@ -712,12 +722,15 @@ pub(crate) fn backward(layer: &Layer, sh: &Shared, x: &[f32], a: &Acts, dout: &[
         let mut dk = zeros(n * kd);
         let mut dv = zeros(n * kd);
         let mut dp = zeros(s * s);
+        let mut pm = zeros(s * s);
         let blocks: Vec<_> = sh.valid.iter().map(|v| row_blocks(s, v)).collect();
         for (bi, rows_of) in blocks.iter().enumerate() {
             for h in 0..dm.nh {
                 let (qo, ko) = (bi * s * qd + h * hd, bi * s * kd + (h / g) * hd);
-                let pm = &a.p[(bi * dm.nh + h) * s * s..][..s * s];
-                for &(r0, r1, keys) in rows_of {
+                for &rb in rows_of {
+                    let (r0, r1, keys) = rb;
+                    // The forward's probabilities again, by the same operations: bit for bit.
+                    probabilities(&mut pm, (&a.q, qo), (&a.k, ko), sh, bi, rb);
                     let (ro, rq, rows) = (r0 * s, qo + r0 * qd, r1 - r0);
                     let dpb = &mut dp[ro..r1 * s];
                     gemm((false, true), (rows, keys, hd), 1.0, (&dy[rq..], qd), (&a.v[ko..], kd), 0.0, (dpb, s));
@@ -734,7 +747,7 @@ pub(crate) fn backward(layer: &Layer, sh: &Shared, x: &[f32], a: &Acts, dout: &[
                 }
             }
         }
-        drop((dy, dp));
+        drop((dy, dp, pm));
         rope(&mut dq, dm.nh, sh, true);
         rope(&mut dk, dm.nkv, sh, true);
         linear_grads(&dq, &a.h1, (n, d, qd), acc.get(1, qd * d)?);

@@ -70,3 +70,23 @@ pub use weights::Weights;
 
 /// Re-exported so callers name the same candle.
 pub use candle_core;
+
+/// Tell glibc's allocator to keep freed buffers in the process (once per process; the trainer
+/// calls it): a training step allocates and frees the same large activation buffers block after
+/// block and sample after sample, and by default glibc maps each one afresh and unmaps it on
+/// free (above its 128 KiB–32 MiB sliding threshold) or trims the heap top, so every block pays
+/// page faults and zeroing again. With the mapping threshold at its 32 MiB maximum and trimming
+/// only above 1 GiB free, the forward of a round's designer update in `spade-grpo-step` took
+/// 38.6 s instead of 57.3 s (2026-12-07, 8 samples of ~1,850 tokens). The process keeps its peak memory until it exits; elsewhere than glibc
+/// nothing changes.
+pub fn keep_freed_memory() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        // SAFETY: mallopt only sets allocator parameters; it is called before the step allocates.
+        unsafe {
+            libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
+            libc::mallopt(libc::M_TRIM_THRESHOLD, 1 << 30);
+        }
+    });
+}

@@ -155,8 +155,10 @@ fn yes() -> bool {
 }
 
 /// Default of [`StepConfig::keep_activations_mib`]: all 30 blocks of the default model at
-/// micro-batch 1 × 512 tokens (~24 MB a block), within a 4 GB step.
-pub const KEEP_ACTIVATIONS_MIB: usize = 1024;
+/// micro-batch 1 × ~2,500 tokens (~27 KiB a token a block; the attention probabilities are
+/// recomputed in the backward, not kept) — a designer sample of a round trains without
+/// recomputing a block.
+pub const KEEP_ACTIVATIONS_MIB: usize = 2048;
 
 fn keep_mib() -> usize {
     KEEP_ACTIVATIONS_MIB
@@ -436,6 +438,7 @@ impl Trainer {
     /// Open `--model`: a .gguf, a Hugging Face folder, or a spade checkpoint (its optimizer and
     /// trainer state are read when present).
     pub fn open(path: &Path, device: &Device) -> anyhow::Result<Trainer> {
+        spade_model::keep_freed_memory();
         let model = spade_model::load(path, device)?;
         let ck = Checkpoint::new(path);
         let state = TrainerState::read(path)?;
@@ -459,6 +462,7 @@ impl Trainer {
 
     /// A trainer over a model already in memory (fresh optimizer, step 0).
     pub fn from_model(model: Model, initial_model: &str) -> Trainer {
+        spade_model::keep_freed_memory();
         let opt = optim::State::zeros(model.weights().named_vars());
         let state = TrainerState { format: 1, step: 0, initial_model: initial_model.to_string(), optimizer_steps: 0, rng: None, last_config: None };
         Trainer { model, opt, state }
