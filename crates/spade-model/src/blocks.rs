@@ -173,6 +173,18 @@ pub(crate) struct Shared {
     sin: Vec<f32>,
     /// `valid[b][j]`: whether position `j` of sequence `b` is a real token.
     pub valid: Vec<Vec<u8>>,
+    /// Several sequences with one prefix, packed in one row ([`Shared::packed`]).
+    packing: Option<Packing>,
+}
+
+/// One row holding a prefix once and then each sequence's rest, one segment after another: a
+/// prefix position sees the prefix causally; a position of segment `k` sees the whole prefix and
+/// its own segment causally, never another segment.
+struct Packing {
+    /// Length of the shared prefix.
+    prefix: usize,
+    /// For each position, where its segment starts (0 in the prefix).
+    start: Vec<usize>,
 }
 
 impl Shared {
@@ -192,7 +204,23 @@ impl Shared {
                 p += usize::from(v != 0);
             }
         }
-        Shared { dims, cos, sin, valid }
+        Shared { dims, cos, sin, valid, packing: None }
+    }
+
+    /// One row (`dims.b` = 1) of a shared `prefix` followed by segments of `rests[k]` tokens
+    /// (see [`Packing`]): each segment's positions continue from the prefix's, as if it
+    /// followed the prefix alone.
+    pub fn packed(dims: Dims, inv_freq: &[f32], prefix: usize, rests: &[usize]) -> Self {
+        assert!(dims.b == 1 && dims.s == prefix + rests.iter().sum::<usize>(), "packed: dimensions do not match the segments");
+        let mut pos: Vec<usize> = (0..prefix).collect();
+        let mut start = vec![0; prefix];
+        for &n in rests {
+            let at = pos.len();
+            pos.extend(prefix..prefix + n);
+            start.extend(std::iter::repeat_n(at, n));
+        }
+        let (cos, sin) = pos.iter().flat_map(|&p| inv_freq.iter().map(move |&f| ((p as f32 * f).cos(), (p as f32 * f).sin()))).unzip();
+        Shared { dims, cos, sin, valid: vec![vec![1; dims.s]], packing: Some(Packing { prefix, start }) }
     }
 }
 
@@ -519,10 +547,23 @@ fn row_blocks(s: usize, valid: &[u8]) -> Vec<(usize, usize, usize)> {
 /// columns `0..keys` were computed: key `j` is seen by query `i` when `j ≤ i` and it is a real
 /// token; the other entries become 0; a row that sees nothing is uniform (as the additive −1e30
 /// mask gives).
-fn softmax_rows(p: &mut [f32], s: usize, (r0, r1, keys): (usize, usize, usize), valid: &[u8]) {
+fn softmax_rows(p: &mut [f32], s: usize, (r0, r1, keys): (usize, usize, usize), valid: &[u8], packing: Option<&Packing>) {
     let prefix = prefix_len(valid);
     each_row(&mut p[r0 * s..r1 * s], s, |k, row| {
         let i = r0 + k;
+        if let Some(pk) = packing.filter(|pk| pk.start[i] > 0) {
+            // A segment's row sees the prefix and its own segment up to itself: those keys are
+            // moved next to each other, normalised, moved back, and the others zeroed.
+            let (p0, st) = (pk.prefix, pk.start[i]);
+            let own = i + 1 - st;
+            debug_assert!(i < keys);
+            row.copy_within(st..=i, p0);
+            softmax_in_place(&mut row[..p0 + own]);
+            row.copy_within(p0..p0 + own, st);
+            row[p0..st].fill(0.0);
+            row[i + 1..].fill(0.0);
+            return;
+        }
         if let Some(len) = prefix {
             // The seen keys are 0..lim: one contiguous run.
             let lim = (i + 1).min(len);
@@ -621,7 +662,7 @@ fn probabilities(pm: &mut [f32], (q, qo): (&[f32], usize), (k, ko): (&[f32], usi
     let (r0, r1, keys) = rb;
     let scale = 1.0 / (hd as f32).sqrt();
     gemm((false, true), (r1 - r0, keys, hd), scale, (&q[qo + r0 * qd..], qd), (&k[ko..], kd), 0.0, (&mut pm[r0 * s..], s));
-    softmax_rows(pm, s, rb, &sh.valid[bi]);
+    softmax_rows(pm, s, rb, &sh.valid[bi], sh.packing.as_ref());
 }
 
 /// One block forward over `x` `(n, d)`: its output, and (`keep`) the activations its backward

@@ -185,7 +185,14 @@ enum Tape {
     Autograd { ctx: Ctx, inputs: Vec<Tensor>, top: Var, graph: Tensor },
     /// The written-out blocks: every block's input, the activations of those that fit, and the
     /// head (None when no token is needed) with the flat position each log-prob lands at.
-    Blocks { shared: blocks::Shared, inputs: Vec<Vec<f32>>, acts: Vec<Option<blocks::Acts>>, head: Option<(blocks::Head, Vec<usize>)> },
+    /// `out`: the log-probs' shape `(b, s)` (the input's, except for a packed row).
+    Blocks {
+        shared: blocks::Shared,
+        inputs: Vec<Vec<f32>>,
+        acts: Vec<Option<blocks::Acts>>,
+        head: Option<(blocks::Head, Vec<usize>)>,
+        out: (usize, usize),
+    },
 }
 
 /// The environment variable that sends the blockwise backward through candle's autograd even
@@ -294,7 +301,7 @@ impl Checkpointed<'_> {
     /// per weight, named as [`crate::Weights::named_vars`]).
     pub fn backward_into(self, coef: &Tensor, grads: &mut GradBuffers) -> Result<()> {
         let m = self.model;
-        let Tape::Blocks { shared, mut inputs, mut acts, head } = self.tape else {
+        let Tape::Blocks { shared, mut inputs, mut acts, head, out } = self.tape else {
             return self.backward(coef, |store| add_store(m, store, grads));
         };
         // No log-prob was needed: every gradient is zero.
@@ -302,8 +309,8 @@ impl Checkpointed<'_> {
         let st = m.stack(Repr::F32, true)?;
         let missing = || Error::Invalid("the blockwise backward lost a block's input".into());
         let (d, n) = (shared.dims.d, shared.dims.b * shared.dims.s);
-        if coef.dims() != [shared.dims.b, shared.dims.s] {
-            return Err(Error::Invalid(format!("coefficients of shape {:?} for log-probs {:?}", coef.dims(), [shared.dims.b, shared.dims.s])));
+        if coef.dims() != [out.0, out.1] {
+            return Err(Error::Invalid(format!("coefficients of shape {:?} for log-probs {:?}", coef.dims(), [out.0, out.1])));
         }
         let coef = coef.flatten_all()?.to_vec1::<f32>()?;
         let coef: Vec<f32> = to.iter().map(|&i| coef[i]).collect();
@@ -410,26 +417,29 @@ impl Model {
         // trainer's blockwise one, so log-probs scored here (the step's old and reference ones)
         // equal its current ones bit for bit at the same weights.
         if let Some(shared) = self.written_out(st, &batch, &valid).filter(|_| !grad) {
-            return Ok(self.blocks_forward(st, &batch, shared, t, needed, None)?.0);
+            let picks = needed_positions(&batch.input_ids.to_vec2::<u32>()?, &shared.valid, needed);
+            return Ok(self.blocks_forward(st, &batch.input_ids, shared, t, picks, (b, s), None)?.0);
         }
         let x = self.run_hidden(st, &batch.input_ids, &valid, None, false)?;
         self.logprobs_from_hidden(st, &x, &batch, &valid, t, needed)
     }
 
-    /// The written-out forward: log-probs `(b, s)` of the needed tokens, and with `keep` (a byte
-    /// budget for kept activations) the tape of a blockwise backward.
+    /// The written-out forward over `ids` `(b, s)`: log-probs of shape `out` with the picked
+    /// tokens (`(from, to, target)`: see [`needed_positions`]), and with `keep` (a byte budget
+    /// for kept activations) the tape of a blockwise backward.
+    #[allow(clippy::too_many_arguments)]
     fn blocks_forward(
         &self,
         st: &Stack,
-        batch: &Batch,
+        ids: &Tensor,
         shared: blocks::Shared,
         t: f64,
-        needed: Needed,
+        (from, to, target): (Vec<usize>, Vec<usize>, Vec<u32>),
+        out: (usize, usize),
         keep: Option<usize>,
     ) -> Result<(Tensor, Option<Tape>)> {
         let dims = shared.dims;
-        let (b, s) = (dims.b, dims.s);
-        let mut x = self.embed(st, &batch.input_ids)?.flatten_all()?.to_vec1::<f32>()?;
+        let mut x = self.embed(st, ids)?.flatten_all()?.to_vec1::<f32>()?;
         let (mut inputs, mut acts) = (Vec::new(), Vec::new());
         let mut budget = keep.unwrap_or(0);
         for layer in &st.layers {
@@ -444,8 +454,7 @@ impl Model {
                 acts.push(a);
             }
         }
-        let (from, to, target) = needed_positions(&batch.input_ids.to_vec2::<u32>()?, &shared.valid, needed);
-        let mut lp = vec![0f32; b * s];
+        let mut lp = vec![0f32; out.0 * out.1];
         let head = if from.is_empty() {
             None
         } else {
@@ -456,8 +465,88 @@ impl Model {
             }
             Some((head, to))
         };
-        let lp = Tensor::from_vec(lp, (b, s), &self.device)?;
-        Ok((lp, keep.map(|_| Tape::Blocks { shared, inputs, acts, head })))
+        let lp = Tensor::from_vec(lp, out, &self.device)?;
+        Ok((lp, keep.map(|_| Tape::Blocks { shared, inputs, acts, head, out })))
+    }
+
+    /// Log-probs of sequences that all begin with the same `prefix` tokens, the prefix run once:
+    /// one row holds the prefix and then each sequence's rest, every rest attending to the prefix
+    /// and to itself only, at the positions it has in its own sequence (`blocks::Shared::packed`).
+    /// The same numbers as [`Model::token_logprobs_blockwise`] on the sequences one by one up to
+    /// float rounding, for the prefix's compute once instead of once per sequence (a GRPO group
+    /// shares its prompt). `needed` must be given and leave the prefix's tokens out. `keep`: as
+    /// [`Model::token_logprobs_blockwise`]'s budget, or None for log-probs without a backward
+    /// (zeros for the tape). Where the written-out blocks do not apply (candle's autograd path),
+    /// the sequences are scored unpacked.
+    pub fn token_logprobs_shared_prefix(
+        &self,
+        seqs: &[Vec<u32>],
+        prefix: usize,
+        temperature: f32,
+        needed: &[Vec<bool>],
+        keep: Option<usize>,
+    ) -> Result<(Tensor, Option<Checkpointed<'_>>)> {
+        let t = divisor(temperature)?;
+        let bad = |why: String| Err(Error::Invalid(format!("shared-prefix scoring: {why}")));
+        if seqs.is_empty() || prefix == 0 || needed.len() != seqs.len() {
+            return bad(format!("{} sequences, prefix {prefix}, {} needed rows", seqs.len(), needed.len()));
+        }
+        for (r, q) in seqs.iter().enumerate() {
+            if q.len() <= prefix || q[..prefix] != seqs[0][..prefix] {
+                return bad(format!("sequence {r} ({} tokens) does not extend the {prefix}-token prefix", q.len()));
+            }
+            if needed[r].iter().take(prefix).any(|&x| x) {
+                return bad(format!("sequence {r} needs a log-prob inside the prefix"));
+            }
+        }
+        let st = self.stack(Repr::F32, keep.is_some())?;
+        let c = &self.config;
+        let rests: Vec<usize> = seqs.iter().map(|q| q.len() - prefix).collect();
+        let n = prefix + rests.iter().sum::<usize>();
+        let packable = std::env::var(AUTOGRAD_ENV).map_or(true, |v| v != "1") && st.layers.iter().all(crate::blocks::supported);
+        if !packable || !self.device.is_cpu() {
+            let needed = needed.to_vec();
+            return match keep {
+                Some(k) => {
+                    let c = self.token_logprobs_blockwise(seqs, temperature, Some(&needed), k)?;
+                    Ok((c.logprobs().clone(), Some(c)))
+                }
+                None => Ok((self.needed_logprobs(seqs, temperature, Some(&needed), false)?, None)),
+            };
+        }
+        let mut ids: Vec<u32> = seqs[0][..prefix].to_vec();
+        let mut starts = Vec::with_capacity(seqs.len());
+        for q in seqs {
+            starts.push(ids.len());
+            ids.extend_from_slice(&q[prefix..]);
+        }
+        let s_out = seqs.iter().map(Vec::len).max().unwrap_or(0);
+        let at = |r: usize, j: usize| if j < prefix { j } else { starts[r] + j - prefix };
+        let (mut from, mut to, mut target) = (Vec::new(), Vec::new(), Vec::new());
+        for (r, q) in seqs.iter().enumerate() {
+            for (j, &tok) in q.iter().enumerate().skip(prefix.max(1)) {
+                if needed[r].get(j).copied().unwrap_or(false) {
+                    from.push(at(r, j - 1));
+                    to.push(r * s_out + j);
+                    target.push(tok);
+                }
+            }
+        }
+        let dims = crate::blocks::Dims {
+            b: 1,
+            s: n,
+            d: c.hidden_size,
+            nh: c.num_attention_heads,
+            nkv: c.num_kv_heads(),
+            hd: c.head_dim(),
+            f: c.intermediate_size,
+            eps: c.rms_norm_eps as f32,
+        };
+        let shared = crate::blocks::Shared::packed(dims, &c.inv_freq(), prefix, &rests);
+        let input_ids = Tensor::from_vec(ids, (1, n), &self.device)?;
+        let (logprobs, tape) = self.blocks_forward(st, &input_ids, shared, t, (from, to, target), (seqs.len(), s_out), keep)?;
+        let ck = tape.map(|tape| Checkpointed { model: self, input_ids, logprobs: logprobs.clone(), tape });
+        Ok((logprobs, ck))
     }
 
     /// What the written-out blocks share over `batch`, when they apply to every layer of `st`
@@ -501,7 +590,9 @@ impl Model {
         let st = self.stack(Repr::F32, true)?;
         let valid = batch.attention_mask.to_dtype(DType::U8)?.to_vec2::<u8>()?;
         if let Some(shared) = self.written_out(st, &batch, &valid) {
-            let (logprobs, tape) = self.blocks_forward(st, &batch, shared, t, needed, Some(keep_bytes))?;
+            let picks = needed_positions(&batch.input_ids.to_vec2::<u32>()?, &shared.valid, needed);
+            let (b, s) = (shared.dims.b, shared.dims.s);
+            let (logprobs, tape) = self.blocks_forward(st, &batch.input_ids, shared, t, picks, (b, s), Some(keep_bytes))?;
             let tape = tape.expect("a tape when keeping");
             return Ok(Checkpointed { model: self, input_ids: batch.input_ids, logprobs, tape });
         }
@@ -612,5 +703,60 @@ mod tests {
                 assert!(diff <= 1e-5 * norm, "{k}: relative difference {}", diff / norm);
             }
         }
+    }
+
+    /// Sequences sharing a prefix, packed in one row with the prefix once, against the
+    /// unpacked blockwise path: log-probs (the first token after the prefix included, which the
+    /// prefix's last position predicts), every weight's gradient with kept and recomputed
+    /// blocks, and the no-gradient values; the rests cross the 128-row causal blocks. Bad
+    /// input is refused.
+    #[test]
+    fn shared_prefix_packing_equals_the_sequences_one_by_one() {
+        let m = crate::tiny::tiny_model(5, crate::tiny::TinySpec::default(), &Device::Cpu).unwrap();
+        let prefix = 150;
+        let head: Vec<u32> = (0..prefix).map(|j| 3 + ((j * 7919) % 250) as u32).collect();
+        let seqs: Vec<Vec<u32>> = [90usize, 200, 41]
+            .iter()
+            .enumerate()
+            .map(|(r, &n)| head.iter().copied().chain((0..n).map(|j| 3 + ((j * 104_729 + r * 131) % 250) as u32)).collect())
+            .collect();
+        let needed: Vec<Vec<bool>> = seqs.iter().map(|q| (0..q.len()).map(|j| j >= prefix && (j == prefix || j % 3 != 0)).collect()).collect();
+        let (b, s) = (seqs.len(), seqs.iter().map(Vec::len).max().unwrap());
+        let coef: Vec<f32> = (0..b * s).map(|k| ((k * 37 % 11) as f32 - 5.0) / 7.0).collect();
+        let coef = Tensor::from_vec(coef, (b, s), &Device::Cpu).unwrap();
+        let fresh = || -> GradBuffers { m.weights().named_vars().iter().map(|(k, v)| (k.clone(), vec![0f32; v.elem_count()])).collect() };
+        let plain = m.token_logprobs_blockwise(&seqs, 0.8, Some(&needed), usize::MAX).unwrap();
+        let want_lp = plain.logprobs().to_vec2::<f32>().unwrap();
+        let mut want = fresh();
+        plain.backward_into(&coef, &mut want).unwrap();
+        let close = |got: &[Vec<f32>]| {
+            let d = want_lp.iter().flatten().zip(got.iter().flatten()).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
+            assert!(d < 1e-5, "log-probs differ by {d}");
+            assert!(got[0][prefix] != 0.0 && got[2][prefix] != 0.0, "the first token after the prefix is scored");
+        };
+        for keep in [usize::MAX, 0] {
+            let (lp, c) = m.token_logprobs_shared_prefix(&seqs, prefix, 0.8, &needed, Some(keep)).unwrap();
+            close(&lp.to_vec2::<f32>().unwrap());
+            let c = c.unwrap();
+            assert_eq!(c.kept_blocks(), if keep == 0 { 0 } else { 2 });
+            let mut got = fresh();
+            c.backward_into(&coef, &mut got).unwrap();
+            for (k, a) in &want {
+                let g = &got[k];
+                let norm = a.iter().map(|x| (*x as f64).powi(2)).sum::<f64>().sqrt();
+                let diff = a.iter().zip(g).map(|(x, y)| ((*x - *y) as f64).powi(2)).sum::<f64>().sqrt();
+                assert!(norm > 0.0, "{k}: no gradient");
+                assert!(diff <= 1e-5 * norm, "{k}: relative difference {}", diff / norm);
+            }
+        }
+        let (lp, none) = m.token_logprobs_shared_prefix(&seqs, prefix, 0.8, &needed, None).unwrap();
+        assert!(none.is_none());
+        close(&lp.to_vec2::<f32>().unwrap());
+        let mut inside = needed.clone();
+        inside[1][prefix - 1] = true;
+        assert!(m.token_logprobs_shared_prefix(&seqs, prefix, 0.8, &inside, None).is_err());
+        let mut other = seqs.clone();
+        other[2][7] += 1;
+        assert!(m.token_logprobs_shared_prefix(&other, prefix, 0.8, &needed, None).is_err());
     }
 }
