@@ -268,6 +268,7 @@ fn loss_and_gradients_agree_with_pytorch_over_mini_batches_with_clipping() {
             checkpointing: false,
             keep_activations_mib: 0,
             supervised: false,
+            share_prompts: false,
         };
         agree(cfg, false);
     }

@@ -122,6 +122,12 @@ struct Args {
     #[arg(long)]
     no_checkpointing: bool,
 
+    /// Score every sample on its own: by default the samples of one role that share a prompt (a
+    /// GRPO group's) go through the model as one packed row, the prompt computed once, where that
+    /// costs fewer operations (with the blockwise backward only; gradients equal to float rounding).
+    #[arg(long)]
+    no_share_prompts: bool,
+
     /// MiB of block activations a micro-batch's forward may keep, so those blocks' backward skips their
     /// recomputation (the default keeps all 30 blocks of the default model at 1 × ~2,500 tokens; 0: recompute all).
     #[arg(long, default_value_t = spade_train::trainer::KEEP_ACTIVATIONS_MIB, value_name = "MIB")]
@@ -240,6 +246,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         checkpointing: !args.no_checkpointing,
         keep_activations_mib: args.keep_activations,
         supervised: false,
+        share_prompts: !args.no_share_prompts,
     };
     let start = TrainerState::read(&model_path).with_context(|| format!("--model {}", model_path.display()))?;
     let staleness = spade_train::trainer::staleness(&batch.samples, start.step);

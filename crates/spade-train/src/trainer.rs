@@ -148,6 +148,12 @@ pub struct StepConfig {
     /// masked tokens (advantages, ratios, TIS and KL unused) — the designer warm-up.
     #[serde(default)]
     pub supervised: bool,
+    /// With `checkpointing`: samples of one role and temperature with the same prompt (the tokens
+    /// before the first trained one; a GRPO group's) go through the model as one packed row,
+    /// the prompt once (`spade_model::Model::token_logprobs_shared_prefix`), where that costs
+    /// fewer operations than one by one. Gradients equal to float rounding.
+    #[serde(default = "yes")]
+    pub share_prompts: bool,
 }
 
 fn yes() -> bool {
@@ -175,6 +181,7 @@ impl Default for StepConfig {
             checkpointing: true,
             keep_activations_mib: KEEP_ACTIVATIONS_MIB,
             supervised: false,
+            share_prompts: true,
         }
     }
 }
@@ -292,12 +299,23 @@ pub struct StepMetrics {
     pub grad_clip_factor: f64,
     pub optimizer_steps: u64,
     pub micro_batches: usize,
+    /// Micro-batches that were one packed row of samples sharing a prompt, the samples in them,
+    /// and the prompt tokens not computed again (`(samples − 1) · prompt` summed).
+    pub shared_prompts: SharedPrompts,
     /// With [`Trainer::step_diagnosed`]: the update's size and its effect on the batch's log-probs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diagnostics: Option<Diagnostics>,
     pub time: Timing,
     /// Peak resident memory of the process so far (MiB), when the OS reports it.
     pub peak_rss_mib: Option<f64>,
+}
+
+/// [`StepMetrics::shared_prompts`].
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SharedPrompts {
+    pub rows: usize,
+    pub samples: usize,
+    pub tokens_saved: usize,
 }
 
 /// What [`Trainer::step_diagnosed`] adds to a step's metrics (the KL to the reference is each
@@ -419,6 +437,86 @@ fn micro_batches(samples: &[&Sample], size: usize) -> Vec<Vec<usize>> {
     out
 }
 
+/// One forward/backward: sample indices, and the prompt length they share when they go as one
+/// packed row.
+#[derive(Debug, Clone, PartialEq)]
+struct Micro {
+    idx: Vec<usize>,
+    prompt: Option<usize>,
+}
+
+/// Tokens before a sample's first trained one (all of them when none is trained).
+fn prompt_len(s: &Sample) -> usize {
+    s.mask.iter().enumerate().skip(1).find(|(_, &m)| m != 0).map_or(s.tokens.len(), |(t, _)| t)
+}
+
+/// Longest packed row: its attention scores take `4 · n²` bytes twice.
+const MAX_PACKED: usize = 8192;
+
+/// Whether one packed row of a `prompt` and `rests` costs fewer multiply-adds than the
+/// sequences one by one: per layer, the projections and MLP per token, and the attention per
+/// causal (query, key) pair the kernels compute (a packed row's rests also score each other's
+/// keys, masked).
+fn packing_pays(c: &spade_model::ModelConfig, prompt: usize, rests: &[usize]) -> bool {
+    let (d, f, hd) = (c.hidden_size as f64, c.intermediate_size as f64, c.head_dim() as f64);
+    let (qd, kd) = (c.num_attention_heads as f64 * hd, c.num_kv_heads() as f64 * hd);
+    let per_token = d * (2.0 * qd + 2.0 * kd) + 3.0 * d * f;
+    let per_pair = 2.0 * qd;
+    let cost = |n: f64| n * per_token + n * n / 2.0 * per_pair;
+    let packed = cost((prompt + rests.iter().sum::<usize>()) as f64);
+    let apart: f64 = rests.iter().map(|&r| cost((prompt + r) as f64)).sum();
+    packed < apart
+}
+
+/// The step's forward/backward units: with `share` (and a model config to cost them), samples
+/// of one role and temperature with the same prompt packed by [`packing_pays`] (rows of at
+/// most [`MAX_PACKED`] tokens, in order of length), the rest as [`micro_batches`]; the
+/// designer's units first.
+fn plan(samples: &[&Sample], size: usize, share: Option<&spade_model::ModelConfig>) -> Vec<Micro> {
+    let mut units = Vec::new();
+    let mut alone: Vec<usize> = Vec::new();
+    match share {
+        None => alone = (0..samples.len()).collect(),
+        Some(c) => {
+            let mut groups: BTreeMap<(u8, u32, &[u32]), Vec<usize>> = BTreeMap::new();
+            for (i, smp) in samples.iter().enumerate() {
+                let p = prompt_len(smp);
+                if p >= smp.tokens.len() {
+                    alone.push(i);
+                    continue;
+                }
+                let key = (u8::from(smp.role != Role::Designer), smp.temperature.to_bits(), &smp.tokens[..p]);
+                groups.entry(key).or_default().push(i);
+            }
+            for ((_, _, prompt), mut idx) in groups {
+                let p = prompt.len();
+                idx.sort_by_key(|&i| (samples[i].tokens.len(), i));
+                let mut row: Vec<usize> = Vec::new();
+                let flush = |row: &mut Vec<usize>, units: &mut Vec<Micro>, alone: &mut Vec<usize>| {
+                    let rests: Vec<usize> = row.iter().map(|&i| samples[i].tokens.len() - p).collect();
+                    if row.len() >= 2 && p > 0 && packing_pays(c, p, &rests) {
+                        units.push(Micro { idx: std::mem::take(row), prompt: Some(p) });
+                    } else {
+                        alone.append(row);
+                    }
+                };
+                for i in idx {
+                    let len: usize = p + row.iter().chain([&i]).map(|&j| samples[j].tokens.len() - p).sum::<usize>();
+                    if len > MAX_PACKED && !row.is_empty() {
+                        flush(&mut row, &mut units, &mut alone);
+                    }
+                    row.push(i);
+                }
+                flush(&mut row, &mut units, &mut alone);
+            }
+        }
+    }
+    let rest: Vec<&Sample> = alone.iter().map(|&i| samples[i]).collect();
+    units.extend(micro_batches(&rest, size).into_iter().map(|mb| Micro { idx: mb.into_iter().map(|j| alone[j]).collect(), prompt: None }));
+    units.sort_by_key(|u| u8::from(samples[u.idx[0]].role != Role::Designer));
+    units
+}
+
 /// The tokens of a micro-batch whose log-probs the loss reads (the masked ones after the first):
 /// the model runs its head only there.
 fn needed<S: std::borrow::Borrow<Sample>>(samples: &[S], mb: &[usize]) -> Vec<Vec<bool>> {
@@ -468,6 +566,11 @@ impl Trainer {
         Trainer { model, opt, state }
     }
 
+    /// The model config to cost shared-prompt packing with, when `cfg` packs ([`plan`]).
+    fn shares(&self, cfg: &StepConfig) -> Option<&spade_model::ModelConfig> {
+        (cfg.share_prompts && cfg.checkpointing).then(|| self.model.config())
+    }
+
     /// Accumulate the gradient of one mini-batch's loss into `grads`; returns the loss.
     #[allow(clippy::too_many_arguments)]
     fn accumulate(
@@ -484,16 +587,23 @@ impl Trainer {
         let weights = agg_weights(samples, cfg.loss_agg, dr_norm);
         let obj = &cfg.objective;
         let mut loss = 0.0;
-        let mbs = micro_batches(samples, cfg.micro_batch.max(1));
-        let roles: Vec<Role> = mbs.iter().map(|mb| samples[mb[0]].role).collect();
-        for (k, mb) in mbs.into_iter().enumerate() {
+        let units = plan(samples, cfg.micro_batch.max(1), self.shares(cfg));
+        let roles: Vec<Role> = units.iter().map(|u| samples[u.idx[0]].role).collect();
+        for (k, Micro { idx: mb, prompt }) in units.into_iter().enumerate() {
             let seqs: Vec<Vec<u32>> = mb.iter().map(|&i| samples[i].tokens.clone()).collect();
             let temp = samples[mb[0]].temperature;
             let need = needed(samples, &mb);
             let t0 = Instant::now();
-            let checkpointed = match cfg.checkpointing && seqs.iter().any(|q| q.len() >= 2) {
-                true => Some(self.model.token_logprobs_blockwise(&seqs, temp, Some(&need), cfg.keep_activations_mib.saturating_mul(1 << 20))?),
-                false => None,
+            let keep = cfg.keep_activations_mib.saturating_mul(1 << 20);
+            if let Some(p) = prompt {
+                m.shared_prompts.rows += 1;
+                m.shared_prompts.samples += mb.len();
+                m.shared_prompts.tokens_saved += (mb.len() - 1) * p;
+            }
+            let checkpointed = match (prompt, cfg.checkpointing && seqs.iter().any(|q| q.len() >= 2)) {
+                (Some(p), _) => self.model.token_logprobs_shared_prefix(&seqs, p, temp, &need, Some(keep))?.1,
+                (None, true) => Some(self.model.token_logprobs_blockwise(&seqs, temp, Some(&need), keep)?),
+                (None, false) => None,
             };
             let lp = match &checkpointed {
                 Some(c) => c.logprobs().clone(),
@@ -504,7 +614,10 @@ impl Trainer {
             let ref_vals = match reference {
                 Some(r) => {
                     let t0 = Instant::now();
-                    let v = r.token_logprobs_no_grad(&seqs, temp, Some(&need))?;
+                    let v = match prompt {
+                        Some(p) => rows(&r.token_logprobs_shared_prefix(&seqs, p, temp, &need, None)?.0)?,
+                        None => r.token_logprobs_no_grad(&seqs, temp, Some(&need))?,
+                    };
                     m.time.reference += t0.elapsed().as_secs_f64();
                     Some(v)
                 }
@@ -620,7 +733,7 @@ impl Trainer {
         // they are computed first, without gradient.
         let old: Option<Vec<Vec<f32>>> = if nmb > 1 {
             let t0 = Instant::now();
-            let old = logprobs_no_grad(&self.model, samples, cfg.micro_batch)?;
+            let old = logprobs_no_grad(&self.model, samples, cfg, nmb)?;
             m.time.old_logprobs = t0.elapsed().as_secs_f64();
             Some(old)
         } else {
@@ -668,7 +781,7 @@ impl Trainer {
             }
             let t0 = Instant::now();
             let after: Vec<(f64, usize)> =
-                logprobs_no_grad(&self.model, samples, cfg.micro_batch)?.iter().zip(samples).map(|(lp, smp)| trained_sums(smp, lp)).collect();
+                logprobs_no_grad(&self.model, samples, cfg, nmb)?.iter().zip(samples).map(|(lp, smp)| trained_sums(smp, lp)).collect();
             m.diagnostics = Some(Diagnostics {
                 update_norm: distance(&self.model, base)?,
                 weight_norm: base.values().flatten().map(|x| (*x as f64).powi(2)).sum::<f64>().sqrt(),
@@ -721,14 +834,25 @@ impl Trainer {
 
 /// Each sample's log-probs under `model` (no gradient), index-aligned with its tokens, scored
 /// `micro_batch` sequences at a time (one temperature and role per micro-batch).
-fn logprobs_no_grad(model: &Model, samples: &[Sample], micro_batch: usize) -> anyhow::Result<Vec<Vec<f32>>> {
-    let refs: Vec<&Sample> = samples.iter().collect();
+fn logprobs_no_grad(model: &Model, samples: &[Sample], cfg: &StepConfig, nmb: usize) -> anyhow::Result<Vec<Vec<f32>>> {
     let mut out = vec![Vec::new(); samples.len()];
-    for mb in micro_batches(&refs, micro_batch.max(1)) {
-        let seqs: Vec<Vec<u32>> = mb.iter().map(|&i| samples[i].tokens.clone()).collect();
-        let v = model.token_logprobs_no_grad(&seqs, samples[mb[0]].temperature, Some(&needed(samples, &mb)))?;
-        for (row, i) in v.into_iter().zip(mb) {
-            out[i] = row;
+    let share = (cfg.share_prompts && cfg.checkpointing).then(|| model.config());
+    // The units of the gradient forward ([`plan`] per mini-batch), so that at the same weights
+    // these log-probs equal its values bit for bit.
+    for part in mini_batch_indices(samples.len(), nmb.max(1)) {
+        let refs: Vec<&Sample> = part.iter().map(|&i| &samples[i]).collect();
+        for Micro { idx, prompt } in plan(&refs, cfg.micro_batch.max(1), share) {
+            let mb: Vec<usize> = idx.iter().map(|&j| part[j]).collect();
+            let seqs: Vec<Vec<u32>> = mb.iter().map(|&i| samples[i].tokens.clone()).collect();
+            let need = needed(samples, &mb);
+            let temp = samples[mb[0]].temperature;
+            let v = match prompt {
+                Some(p) => rows(&model.token_logprobs_shared_prefix(&seqs, p, temp, &need, None)?.0)?,
+                None => model.token_logprobs_no_grad(&seqs, temp, Some(&need))?,
+            };
+            for (row, i) in v.into_iter().zip(mb) {
+                out[i] = row;
+            }
         }
     }
     Ok(out)
@@ -737,7 +861,8 @@ fn logprobs_no_grad(model: &Model, samples: &[Sample], micro_batch: usize) -> an
 /// Mean negative log-likelihood per masked token of `samples` under `model` (no gradient),
 /// scored `micro_batch` sequences at a time; with the number of tokens.
 pub fn mean_nll(model: &Model, samples: &[Sample], micro_batch: usize) -> anyhow::Result<(f64, usize)> {
-    let (sum, n) = logprobs_no_grad(model, samples, micro_batch)?
+    let cfg = StepConfig { micro_batch, ..Default::default() };
+    let (sum, n) = logprobs_no_grad(model, samples, &cfg, 1)?
         .iter()
         .zip(samples)
         .map(|(lp, smp)| trained_sums(smp, lp))
@@ -840,5 +965,85 @@ mod tests {
         s[2].role = Role::Designer;
         let refs: Vec<&Sample> = s.iter().collect();
         assert_eq!(micro_batches(&refs, 2), vec![vec![0, 2], vec![4, 1], vec![3]]);
+    }
+
+    /// A sample of `prompt` tokens (`seed` picks them) and `rest` trained ones.
+    fn prompted(role: Role, seed: u32, prompt: usize, rest: usize, t: f32) -> Sample {
+        let n = prompt + rest;
+        let tokens: Vec<u32> =
+            (0..n).map(|j| if j < prompt { 3 + (seed * 31 + j as u32 * 7) % 200 } else { 3 + (j as u32 * 13 + n as u32) % 200 }).collect();
+        let mask = (0..n).map(|j| u8::from(j >= prompt)).collect();
+        Sample { role, tokens, mask, temperature: t, ..smp(n, t, &[]) }
+    }
+
+    /// The default model's shape.
+    fn smollm() -> spade_model::ModelConfig {
+        spade_model::ModelConfig::new(spade_model::Family::Llama, 49_152, 576, 1536, 30, 9, 3, 64)
+    }
+
+    #[test]
+    fn plan_packs_samples_that_share_a_prompt_where_it_pays() {
+        let c = smollm();
+        let s = [
+            prompted(Role::Agent, 1, 300, 40, 0.7),
+            prompted(Role::Agent, 1, 300, 60, 0.7),
+            prompted(Role::Agent, 1, 300, 50, 1.0), // another temperature
+            prompted(Role::Designer, 2, 1200, 650, 0.7),
+            prompted(Role::Designer, 2, 1200, 700, 0.7),
+            prompted(Role::Agent, 3, 10, 2000, 0.7), // a short prompt: the rests' cross attention costs more
+            prompted(Role::Agent, 3, 10, 2100, 0.7),
+            prompted(Role::Agent, 4, 300, 40, 0.7), // alone
+        ];
+        let refs: Vec<&Sample> = s.iter().collect();
+        let units = plan(&refs, 1, Some(&c));
+        assert_eq!(units[0], Micro { idx: vec![3, 4], prompt: Some(1200) }, "the designer's group first");
+        assert!(units.contains(&Micro { idx: vec![0, 1], prompt: Some(300) }));
+        assert_eq!(units.iter().filter(|u| u.prompt.is_some()).count(), 2);
+        let mut all: Vec<usize> = units.iter().flat_map(|u| u.idx.clone()).collect();
+        all.sort();
+        assert_eq!(all, (0..s.len()).collect::<Vec<_>>(), "every sample once");
+        assert!(units.iter().skip_while(|u| samples_role(&s, u) == Role::Designer).all(|u| samples_role(&s, u) == Role::Agent));
+        // Off: the plain micro-batches.
+        assert!(plan(&refs, 1, None).iter().all(|u| u.prompt.is_none() && u.idx.len() == 1));
+        // Rows stay within MAX_PACKED tokens.
+        let big: Vec<Sample> = (0..6).map(|_| prompted(Role::Agent, 5, 3000, 2000, 0.7)).collect();
+        let refs: Vec<&Sample> = big.iter().collect();
+        let units = plan(&refs, 1, Some(&c));
+        assert_eq!(units.iter().map(|u| u.idx.len()).collect::<Vec<_>>(), vec![2, 2, 2]);
+    }
+
+    fn samples_role(s: &[Sample], u: &Micro) -> Role {
+        s[u.idx[0]].role
+    }
+
+    /// A step's loss and every gradient with shared prompts packed equal them scored one by one.
+    #[test]
+    fn packed_prompts_keep_the_loss_and_gradients() {
+        let model = spade_model::tiny::tiny_model(7, spade_model::tiny::TinySpec::default(), &Device::Cpu).unwrap();
+        let mut s: Vec<Sample> = Vec::new();
+        for (k, (role, seed)) in
+            [(Role::Designer, 1), (Role::Designer, 1), (Role::Agent, 2), (Role::Agent, 2), (Role::Agent, 2), (Role::Agent, 3)].into_iter().enumerate()
+        {
+            let mut x = prompted(role, seed, 260, 12 + 9 * k, 0.8);
+            x.advantage = [1.0, -1.0, 0.5, -0.25, 0.75, 1.5][k];
+            x.behaviour = x.mask.iter().map(|&m| if m != 0 { -2.5 } else { 0.0 }).collect();
+            s.push(x);
+        }
+        let refs: Vec<&Sample> = s.iter().collect();
+        assert_eq!(plan(&refs, 1, Some(model.config())).iter().filter(|u| u.prompt.is_some()).count(), 2, "both groups packed");
+        let trainer = Trainer::from_model(model, "tiny");
+        let on = StepConfig::default();
+        let off = StepConfig { share_prompts: false, ..on };
+        let (la, ga, ma) = trainer.loss_and_gradients(&s, &on, None).unwrap();
+        let (lb, gb, mb) = trainer.loss_and_gradients(&s, &off, None).unwrap();
+        assert_eq!((ma.shared_prompts.rows, ma.shared_prompts.samples, ma.shared_prompts.tokens_saved), (2, 5, 260 + 2 * 260));
+        assert_eq!((ma.micro_batches, mb.micro_batches, mb.shared_prompts.rows), (3, 6, 0));
+        assert!((la - lb).abs() <= 1e-6 * lb.abs().max(1e-3), "loss {la} against {lb}");
+        for (k, b) in &gb {
+            let a = &ga[k];
+            let norm = b.iter().map(|x| (*x as f64).powi(2)).sum::<f64>().sqrt();
+            let diff = a.iter().zip(b).map(|(x, y)| ((*x - *y) as f64).powi(2)).sum::<f64>().sqrt();
+            assert!(diff <= 1e-5 * norm.max(1e-12), "{k}: relative difference {}", diff / norm);
+        }
     }
 }
