@@ -122,6 +122,37 @@ pub fn zeros(n: usize) -> Vec<f32> {
     v
 }
 
+/// The `s × s` attention buffers blocks give back for the next block to reuse: past glibc's
+/// largest mapping threshold (32 MiB, ~2,900 positions) every fresh one is mapped, faulted in
+/// page by page and zeroed by the kernel, three times a block. At most [`SPARES`] are held.
+static SPARE: std::sync::Mutex<Vec<Vec<f32>>> = std::sync::Mutex::new(Vec::new());
+const SPARES: usize = 4;
+
+/// A zero-filled buffer of `n` floats: a spare one when one is large enough, else [`zeros`].
+fn scratch(n: usize) -> Vec<f32> {
+    let mut spare = SPARE.lock().unwrap_or_else(|e| e.into_inner());
+    let found = spare.iter().position(|v| v.capacity() >= n).map(|i| spare.swap_remove(i));
+    drop(spare);
+    match found {
+        Some(mut v) => {
+            v.clear();
+            v.resize(n, 0.0);
+            v
+        }
+        None => zeros(n),
+    }
+}
+
+/// Give `v` back for [`scratch`] (dropped when [`SPARES`] are held; the smallest goes first).
+fn give_back(v: Vec<f32>) {
+    let mut spare = SPARE.lock().unwrap_or_else(|e| e.into_inner());
+    spare.push(v);
+    if spare.len() > SPARES {
+        let smallest = (0..spare.len()).min_by_key(|&i| spare[i].capacity()).unwrap_or(0);
+        spare.swap_remove(smallest);
+    }
+}
+
 /// `f(row index, row)` over the rows of `data` (`width` floats each): on rayon's pool when it
 /// has more than one thread and there are enough rows, else in this thread — a parallel call
 /// from outside the pool costs tens of µs of wake-ups here, and attention makes thousands of
@@ -683,7 +714,7 @@ pub(crate) fn forward(layer: &Layer, sh: &Shared, x: &[f32], keep: bool) -> Resu
         rope(&mut k, dm.nkv, sh, false);
         let blocks: Vec<_> = sh.valid.iter().map(|v| row_blocks(s, v)).collect();
         let mut y = zeros(n * qd);
-        let mut pm = zeros(s * s);
+        let mut pm = scratch(s * s);
         for (bi, rows_of) in blocks.iter().enumerate() {
             for h in 0..dm.nh {
                 let (qo, ko) = (bi * s * qd + h * hd, bi * s * kd + (h / g) * hd);
@@ -695,7 +726,7 @@ pub(crate) fn forward(layer: &Layer, sh: &Shared, x: &[f32], keep: bool) -> Resu
                 }
             }
         }
-        drop(pm);
+        give_back(pm);
         let o = linear(&y, w.o, w.o_b, n, qd, d);
         let x2: Vec<f32> = x.iter().zip(&o).map(|(a, b)| a + b).collect();
         drop(o);
@@ -762,8 +793,8 @@ pub(crate) fn backward(layer: &Layer, sh: &Shared, x: &[f32], a: &Acts, dout: &[
         let mut dq = zeros(n * qd);
         let mut dk = zeros(n * kd);
         let mut dv = zeros(n * kd);
-        let mut dp = zeros(s * s);
-        let mut pm = zeros(s * s);
+        let mut dp = scratch(s * s);
+        let mut pm = scratch(s * s);
         let blocks: Vec<_> = sh.valid.iter().map(|v| row_blocks(s, v)).collect();
         for (bi, rows_of) in blocks.iter().enumerate() {
             for h in 0..dm.nh {
@@ -788,7 +819,9 @@ pub(crate) fn backward(layer: &Layer, sh: &Shared, x: &[f32], a: &Acts, dout: &[
                 }
             }
         }
-        drop((dy, dp, pm));
+        drop(dy);
+        give_back(dp);
+        give_back(pm);
         rope(&mut dq, dm.nh, sh, true);
         rope(&mut dk, dm.nkv, sh, true);
         linear_grads(&dq, &a.h1, (n, d, qd), acc.get(1, qd * d)?);
