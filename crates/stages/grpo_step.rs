@@ -122,9 +122,10 @@ struct Args {
     #[arg(long)]
     no_checkpointing: bool,
 
-    /// Score every sample on its own: by default the samples of one role that share a prompt (a
-    /// GRPO group's) go through the model as one packed row, the prompt computed once, where that
-    /// costs fewer operations (with the blockwise backward only; gradients equal to float rounding).
+    /// Score every sample on its own: by default samples of one role whose prompts begin with the
+    /// same tokens (a GRPO group's) go through the model as one packed row, the common prefix
+    /// computed once, where that costs fewer operations (with the blockwise backward only;
+    /// gradients equal to float rounding).
     #[arg(long)]
     no_share_prompts: bool,
 

@@ -670,6 +670,17 @@ mod tests {
         assert!(target_logprobs(&z, vec![1], 1.0).is_err());
     }
 
+    /// Every weight has a gradient in `want`, and `got`'s is within 1e-5 of it relatively.
+    fn grads_close(want: &GradBuffers, got: &GradBuffers) {
+        for (k, a) in want {
+            let g = &got[k];
+            let norm = a.iter().map(|x| (*x as f64).powi(2)).sum::<f64>().sqrt();
+            let diff = a.iter().zip(g).map(|(x, y)| ((*x - *y) as f64).powi(2)).sum::<f64>().sqrt();
+            assert!(norm > 0.0, "{k}: no gradient");
+            assert!(diff <= 1e-5 * norm, "{k}: relative difference {}", diff / norm);
+        }
+    }
+
     /// The written-out blocks and head against candle's autograd over the whole graph, on
     /// sequences long enough for several causal row blocks, right-padded, with and without
     /// kept activations: log-probs and every weight's gradient.
@@ -695,13 +706,7 @@ mod tests {
             assert!(d < 1e-5, "log-probs differ by {d}");
             let mut got = fresh();
             c.backward_into(&coef, &mut got).unwrap();
-            for (k, a) in &want {
-                let g = &got[k];
-                let norm = a.iter().map(|x| (*x as f64).powi(2)).sum::<f64>().sqrt();
-                let diff = a.iter().zip(g).map(|(x, y)| ((*x - *y) as f64).powi(2)).sum::<f64>().sqrt();
-                assert!(norm > 0.0, "{k}: no gradient");
-                assert!(diff <= 1e-5 * norm, "{k}: relative difference {}", diff / norm);
-            }
+            grads_close(&want, &got);
         }
     }
 
@@ -741,13 +746,7 @@ mod tests {
             assert_eq!(c.kept_blocks(), if keep == 0 { 0 } else { 2 });
             let mut got = fresh();
             c.backward_into(&coef, &mut got).unwrap();
-            for (k, a) in &want {
-                let g = &got[k];
-                let norm = a.iter().map(|x| (*x as f64).powi(2)).sum::<f64>().sqrt();
-                let diff = a.iter().zip(g).map(|(x, y)| ((*x - *y) as f64).powi(2)).sum::<f64>().sqrt();
-                assert!(norm > 0.0, "{k}: no gradient");
-                assert!(diff <= 1e-5 * norm, "{k}: relative difference {}", diff / norm);
-            }
+            grads_close(&want, &got);
         }
         let (lp, none) = m.token_logprobs_shared_prefix(&seqs, prefix, 0.8, &needed, None).unwrap();
         assert!(none.is_none());

@@ -148,10 +148,10 @@ pub struct StepConfig {
     /// masked tokens (advantages, ratios, TIS and KL unused) — the designer warm-up.
     #[serde(default)]
     pub supervised: bool,
-    /// With `checkpointing`: samples of one role and temperature with the same prompt (the tokens
-    /// before the first trained one; a GRPO group's) go through the model as one packed row,
-    /// the prompt once (`spade_model::Model::token_logprobs_shared_prefix`), where that costs
-    /// fewer operations than one by one. Gradients equal to float rounding.
+    /// With `checkpointing`: samples of one role and temperature whose prompts (the tokens before
+    /// the first trained one) begin alike go through the model as one packed row, the common
+    /// prefix once (`spade_model::Model::token_logprobs_shared_prefix`), where that
+    /// costs fewer operations than one by one. Gradients equal to float rounding.
     #[serde(default = "yes")]
     pub share_prompts: bool,
 }
@@ -453,62 +453,75 @@ fn prompt_len(s: &Sample) -> usize {
 /// Longest packed row: its attention scores take `4 · n²` bytes twice.
 const MAX_PACKED: usize = 8192;
 
-/// Whether one packed row of a `prompt` and `rests` costs fewer multiply-adds than the
-/// sequences one by one: per layer, the projections and MLP per token, and the attention per
-/// causal (query, key) pair the kernels compute (a packed row's rests also score each other's
-/// keys, masked).
-fn packing_pays(c: &spade_model::ModelConfig, prompt: usize, rests: &[usize]) -> bool {
+/// Multiply-adds saved by one packed row of a shared `prefix` and `rests` against the
+/// sequences one by one (negative: packing costs more): per layer, the projections and MLP per
+/// token, and the attention per causal (query, key) pair the kernels compute (a packed row's
+/// rests also score each other's keys, masked).
+fn packing_saving(c: &spade_model::ModelConfig, prefix: usize, rests: &[usize]) -> f64 {
     let (d, f, hd) = (c.hidden_size as f64, c.intermediate_size as f64, c.head_dim() as f64);
     let (qd, kd) = (c.num_attention_heads as f64 * hd, c.num_kv_heads() as f64 * hd);
     let per_token = d * (2.0 * qd + 2.0 * kd) + 3.0 * d * f;
     let per_pair = 2.0 * qd;
     let cost = |n: f64| n * per_token + n * n / 2.0 * per_pair;
-    let packed = cost((prompt + rests.iter().sum::<usize>()) as f64);
-    let apart: f64 = rests.iter().map(|&r| cost((prompt + r) as f64)).sum();
-    packed < apart
+    let apart: f64 = rests.iter().map(|&r| cost((prefix + r) as f64)).sum();
+    apart - cost((prefix + rests.iter().sum::<usize>()) as f64)
+}
+
+/// Length of the common prefix of `a` and `b`.
+fn common(a: &[u32], b: &[u32]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }
 
 /// The step's forward/backward units: with `share` (and a model config to cost them), samples
-/// of one role and temperature with the same prompt packed by [`packing_pays`] (rows of at
-/// most [`MAX_PACKED`] tokens, in order of length), the rest as [`micro_batches`]; the
-/// designer's units first.
+/// of one role and temperature whose prompts begin alike (a GRPO group's: the same system
+/// prompt and task, often the same observation) packed in rows sharing their common prefix —
+/// in prompt order, a sample joins the row before it while that raises the row's
+/// [`packing_saving`] and the row stays within [`MAX_PACKED`] tokens —; the rest as
+/// [`micro_batches`]; the designer's units first.
 fn plan(samples: &[&Sample], size: usize, share: Option<&spade_model::ModelConfig>) -> Vec<Micro> {
     let mut units = Vec::new();
     let mut alone: Vec<usize> = Vec::new();
     match share {
         None => alone = (0..samples.len()).collect(),
         Some(c) => {
-            let mut groups: BTreeMap<(u8, u32, &[u32]), Vec<usize>> = BTreeMap::new();
+            let prompt = |i: usize| &samples[i].tokens[..prompt_len(samples[i])];
+            let mut idx: Vec<usize> = Vec::new();
             for (i, smp) in samples.iter().enumerate() {
-                let p = prompt_len(smp);
-                if p >= smp.tokens.len() {
-                    alone.push(i);
-                    continue;
+                match prompt_len(smp) < smp.tokens.len() {
+                    true => idx.push(i),
+                    false => alone.push(i),
                 }
-                let key = (u8::from(smp.role != Role::Designer), smp.temperature.to_bits(), &smp.tokens[..p]);
-                groups.entry(key).or_default().push(i);
             }
-            for ((_, _, prompt), mut idx) in groups {
-                let p = prompt.len();
-                idx.sort_by_key(|&i| (samples[i].tokens.len(), i));
-                let mut row: Vec<usize> = Vec::new();
-                let flush = |row: &mut Vec<usize>, units: &mut Vec<Micro>, alone: &mut Vec<usize>| {
-                    let rests: Vec<usize> = row.iter().map(|&i| samples[i].tokens.len() - p).collect();
-                    if row.len() >= 2 && p > 0 && packing_pays(c, p, &rests) {
-                        units.push(Micro { idx: std::mem::take(row), prompt: Some(p) });
-                    } else {
-                        alone.append(row);
-                    }
-                };
-                for i in idx {
-                    let len: usize = p + row.iter().chain([&i]).map(|&j| samples[j].tokens.len() - p).sum::<usize>();
-                    if len > MAX_PACKED && !row.is_empty() {
-                        flush(&mut row, &mut units, &mut alone);
-                    }
-                    row.push(i);
+            let bucket = |i: usize| (u8::from(samples[i].role != Role::Designer), samples[i].temperature.to_bits());
+            idx.sort_by(|&a, &b| {
+                bucket(a).cmp(&bucket(b)).then(prompt(a).cmp(prompt(b))).then(samples[a].tokens.len().cmp(&samples[b].tokens.len())).then(a.cmp(&b))
+            });
+            // The open row: its samples, their shared prefix and the saving so far.
+            let (mut row, mut prefix, mut saved): (Vec<usize>, usize, f64) = (Vec::new(), 0, 0.0);
+            let flush = |row: &mut Vec<usize>, prefix: usize, saved: f64, units: &mut Vec<Micro>, alone: &mut Vec<usize>| {
+                if row.len() >= 2 && saved > 0.0 {
+                    units.push(Micro { idx: std::mem::take(row), prompt: Some(prefix) });
+                } else {
+                    alone.append(row);
                 }
-                flush(&mut row, &mut units, &mut alone);
+            };
+            for i in idx {
+                if let Some(&first) = row.first() {
+                    let p = prefix.min(common(prompt(first), prompt(i)));
+                    let rests: Vec<usize> = row.iter().chain([&i]).map(|&j| samples[j].tokens.len() - p).collect();
+                    let fits = p + rests.iter().sum::<usize>() <= MAX_PACKED;
+                    let s = if p > 0 && bucket(first) == bucket(i) { packing_saving(c, p, &rests) } else { f64::NEG_INFINITY };
+                    if fits && s > saved {
+                        row.push(i);
+                        (prefix, saved) = (p, s);
+                        continue;
+                    }
+                    flush(&mut row, prefix, saved, &mut units, &mut alone);
+                }
+                row = vec![i];
+                (prefix, saved) = (prompt_len(samples[i]), 0.0);
             }
+            flush(&mut row, prefix, saved, &mut units, &mut alone);
         }
     }
     let rest: Vec<&Sample> = alone.iter().map(|&i| samples[i]).collect();
@@ -993,12 +1006,20 @@ mod tests {
             prompted(Role::Agent, 3, 10, 2000, 0.7), // a short prompt: the rests' cross attention costs more
             prompted(Role::Agent, 3, 10, 2100, 0.7),
             prompted(Role::Agent, 4, 300, 40, 0.7), // alone
+            prompted(Role::Agent, 6, 150, 30, 0.7),
+            {
+                // The same first 100 prompt tokens as the one before, then another observation.
+                let mut x = prompted(Role::Agent, 6, 150, 35, 0.7);
+                x.tokens[100..150].iter_mut().for_each(|t| *t += 1);
+                x
+            },
         ];
         let refs: Vec<&Sample> = s.iter().collect();
         let units = plan(&refs, 1, Some(&c));
         assert_eq!(units[0], Micro { idx: vec![3, 4], prompt: Some(1200) }, "the designer's group first");
         assert!(units.contains(&Micro { idx: vec![0, 1], prompt: Some(300) }));
-        assert_eq!(units.iter().filter(|u| u.prompt.is_some()).count(), 2);
+        assert!(units.contains(&Micro { idx: vec![8, 9], prompt: Some(100) }), "a common prefix short of the prompt");
+        assert_eq!(units.iter().filter(|u| u.prompt.is_some()).count(), 3);
         let mut all: Vec<usize> = units.iter().flat_map(|u| u.idx.clone()).collect();
         all.sort();
         assert_eq!(all, (0..s.len()).collect::<Vec<_>>(), "every sample once");
@@ -1021,23 +1042,37 @@ mod tests {
     fn packed_prompts_keep_the_loss_and_gradients() {
         let model = spade_model::tiny::tiny_model(7, spade_model::tiny::TinySpec::default(), &Device::Cpu).unwrap();
         let mut s: Vec<Sample> = Vec::new();
-        for (k, (role, seed)) in
-            [(Role::Designer, 1), (Role::Designer, 1), (Role::Agent, 2), (Role::Agent, 2), (Role::Agent, 2), (Role::Agent, 3)].into_iter().enumerate()
-        {
+        let seeds = [
+            (Role::Designer, 1),
+            (Role::Designer, 1),
+            (Role::Agent, 2),
+            (Role::Agent, 2),
+            (Role::Agent, 2),
+            (Role::Agent, 3),
+            (Role::Agent, 4),
+            (Role::Agent, 4),
+        ];
+        for (k, (role, seed)) in seeds.into_iter().enumerate() {
             let mut x = prompted(role, seed, 260, 12 + 9 * k, 0.8);
-            x.advantage = [1.0, -1.0, 0.5, -0.25, 0.75, 1.5][k];
+            if k == 7 {
+                // Its prompt leaves the one before after 200 tokens.
+                x.tokens[200..260].iter_mut().for_each(|t| *t += 1);
+            }
+            x.advantage = [1.0, -1.0, 0.5, -0.25, 0.75, 1.5, -0.5, 0.25][k];
             x.behaviour = x.mask.iter().map(|&m| if m != 0 { -2.5 } else { 0.0 }).collect();
             s.push(x);
         }
         let refs: Vec<&Sample> = s.iter().collect();
-        assert_eq!(plan(&refs, 1, Some(model.config())).iter().filter(|u| u.prompt.is_some()).count(), 2, "both groups packed");
+        let units = plan(&refs, 1, Some(model.config()));
+        assert_eq!(units.iter().filter(|u| u.prompt.is_some()).count(), 3, "three groups packed");
+        assert!(units.contains(&Micro { idx: vec![6, 7], prompt: Some(200) }));
         let trainer = Trainer::from_model(model, "tiny");
         let on = StepConfig::default();
         let off = StepConfig { share_prompts: false, ..on };
         let (la, ga, ma) = trainer.loss_and_gradients(&s, &on, None).unwrap();
         let (lb, gb, mb) = trainer.loss_and_gradients(&s, &off, None).unwrap();
-        assert_eq!((ma.shared_prompts.rows, ma.shared_prompts.samples, ma.shared_prompts.tokens_saved), (2, 5, 260 + 2 * 260));
-        assert_eq!((ma.micro_batches, mb.micro_batches, mb.shared_prompts.rows), (3, 6, 0));
+        assert_eq!((ma.shared_prompts.rows, ma.shared_prompts.samples, ma.shared_prompts.tokens_saved), (3, 7, 260 + 2 * 260 + 200));
+        assert_eq!((ma.micro_batches, mb.micro_batches, mb.shared_prompts.rows), (4, 8, 0));
         assert!((la - lb).abs() <= 1e-6 * lb.abs().max(1e-3), "loss {la} against {lb}");
         for (k, b) in &gb {
             let a = &ga[k];
