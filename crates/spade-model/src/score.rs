@@ -503,8 +503,7 @@ impl Model {
         let c = &self.config;
         let rests: Vec<usize> = seqs.iter().map(|q| q.len() - prefix).collect();
         let n = prefix + rests.iter().sum::<usize>();
-        let packable = std::env::var(AUTOGRAD_ENV).map_or(true, |v| v != "1") && st.layers.iter().all(crate::blocks::supported);
-        if !packable || !self.device.is_cpu() {
+        if !Self::blocks_apply(st) || !self.device.is_cpu() {
             let needed = needed.to_vec();
             return match keep {
                 Some(k) => {
@@ -532,17 +531,7 @@ impl Model {
                 }
             }
         }
-        let dims = crate::blocks::Dims {
-            b: 1,
-            s: n,
-            d: c.hidden_size,
-            nh: c.num_attention_heads,
-            nkv: c.num_kv_heads(),
-            hd: c.head_dim(),
-            f: c.intermediate_size,
-            eps: c.rms_norm_eps as f32,
-        };
-        let shared = crate::blocks::Shared::packed(dims, &c.inv_freq(), prefix, &rests);
+        let shared = crate::blocks::Shared::packed(self.blocks_dims(1, n), &c.inv_freq(), prefix, &rests);
         let input_ids = Tensor::from_vec(ids, (1, n), &self.device)?;
         let (logprobs, tape) = self.blocks_forward(st, &input_ids, shared, t, (from, to, target), (seqs.len(), s_out), keep)?;
         let ck = tape.map(|tape| Checkpointed { model: self, input_ids, logprobs: logprobs.clone(), tape });
@@ -552,12 +541,22 @@ impl Model {
     /// What the written-out blocks share over `batch`, when they apply to every layer of `st`
     /// (and `SPADE_AUTOGRAD` is not 1).
     fn written_out(&self, st: &Stack, batch: &Batch, valid: &[Vec<u8>]) -> Option<crate::blocks::Shared> {
-        if std::env::var(AUTOGRAD_ENV).is_ok_and(|v| v == "1") || !st.layers.iter().all(crate::blocks::supported) {
+        if !Self::blocks_apply(st) {
             return None;
         }
         let (b, s) = batch.input_ids.dims2().ok()?;
+        Some(crate::blocks::Shared::new(self.blocks_dims(b, s), &self.config.inv_freq(), valid.to_vec()))
+    }
+
+    /// Whether the written-out blocks run every layer of `st` (and `SPADE_AUTOGRAD` is not 1).
+    fn blocks_apply(st: &Stack) -> bool {
+        std::env::var(AUTOGRAD_ENV).map_or(true, |v| v != "1") && st.layers.iter().all(crate::blocks::supported)
+    }
+
+    /// The written-out blocks' dimensions for `b` rows of `s` positions of this model.
+    fn blocks_dims(&self, b: usize, s: usize) -> crate::blocks::Dims {
         let c = &self.config;
-        let dims = crate::blocks::Dims {
+        crate::blocks::Dims {
             b,
             s,
             d: c.hidden_size,
@@ -566,8 +565,7 @@ impl Model {
             hd: c.head_dim(),
             f: c.intermediate_size,
             eps: c.rms_norm_eps as f32,
-        };
-        Some(crate::blocks::Shared::new(dims, &c.inv_freq(), valid.to_vec()))
+        }
     }
 
     /// [`Model::token_logprobs`] (f32) with an activation-checkpointed backward: see
