@@ -504,13 +504,12 @@ impl Model {
         let rests: Vec<usize> = seqs.iter().map(|q| q.len() - prefix).collect();
         let n = prefix + rests.iter().sum::<usize>();
         if !Self::blocks_apply(st) || !self.device.is_cpu() {
-            let needed = needed.to_vec();
             return match keep {
                 Some(k) => {
-                    let c = self.token_logprobs_blockwise(seqs, temperature, Some(&needed), k)?;
+                    let c = self.token_logprobs_blockwise(seqs, temperature, Some(needed), k)?;
                     Ok((c.logprobs().clone(), Some(c)))
                 }
-                None => Ok((self.needed_logprobs(seqs, temperature, Some(&needed), false)?, None)),
+                None => Ok((self.needed_logprobs(seqs, temperature, Some(needed), false)?, None)),
             };
         }
         let mut ids: Vec<u32> = seqs[0][..prefix].to_vec();

@@ -484,10 +484,11 @@ fn plan(samples: &[&Sample], size: usize, share: Option<&spade_model::ModelConfi
     match share {
         None => alone = (0..samples.len()).collect(),
         Some(c) => {
-            let prompt = |i: usize| &samples[i].tokens[..prompt_len(samples[i])];
+            let plen: Vec<usize> = samples.iter().map(|s| prompt_len(s)).collect();
+            let prompt = |i: usize| &samples[i].tokens[..plen[i]];
             let mut idx: Vec<usize> = Vec::new();
             for (i, smp) in samples.iter().enumerate() {
-                match prompt_len(smp) < smp.tokens.len() {
+                match plen[i] < smp.tokens.len() {
                     true => idx.push(i),
                     false => alone.push(i),
                 }
@@ -519,7 +520,7 @@ fn plan(samples: &[&Sample], size: usize, share: Option<&spade_model::ModelConfi
                     flush(&mut row, prefix, saved, &mut units, &mut alone);
                 }
                 row = vec![i];
-                (prefix, saved) = (prompt_len(samples[i]), 0.0);
+                (prefix, saved) = (plen[i], 0.0);
             }
             flush(&mut row, prefix, saved, &mut units, &mut alone);
         }
@@ -534,6 +535,20 @@ fn plan(samples: &[&Sample], size: usize, share: Option<&spade_model::ModelConfi
 /// the model runs its head only there.
 fn needed<S: std::borrow::Borrow<Sample>>(samples: &[S], mb: &[usize]) -> Vec<Vec<bool>> {
     mb.iter().map(|&i| samples[i].borrow().mask.iter().enumerate().map(|(t, &m)| t > 0 && m != 0).collect()).collect()
+}
+
+/// The model config to cost shared-prompt packing with ([`plan`]), when `cfg` packs.
+fn share_config<'m>(model: &'m Model, cfg: &StepConfig) -> Option<&'m spade_model::ModelConfig> {
+    (cfg.share_prompts && cfg.checkpointing).then(|| model.config())
+}
+
+/// Log-probs of one unit's sequences without gradient: packed behind their shared `prompt`
+/// when the unit has one, as the gradient forward scores them.
+fn score_no_grad(model: &Model, seqs: &[Vec<u32>], prompt: Option<usize>, temp: f32, need: &[Vec<bool>]) -> anyhow::Result<Vec<Vec<f32>>> {
+    match prompt {
+        Some(p) => rows(&model.token_logprobs_shared_prefix(seqs, p, temp, need, None)?.0),
+        None => Ok(model.token_logprobs_no_grad(seqs, temp, Some(need))?),
+    }
 }
 
 fn rows(t: &Tensor) -> anyhow::Result<Vec<Vec<f32>>> {
@@ -579,11 +594,6 @@ impl Trainer {
         Trainer { model, opt, state }
     }
 
-    /// The model config to cost shared-prompt packing with, when `cfg` packs ([`plan`]).
-    fn shares(&self, cfg: &StepConfig) -> Option<&spade_model::ModelConfig> {
-        (cfg.share_prompts && cfg.checkpointing).then(|| self.model.config())
-    }
-
     /// Accumulate the gradient of one mini-batch's loss into `grads`; returns the loss.
     #[allow(clippy::too_many_arguments)]
     fn accumulate(
@@ -600,7 +610,7 @@ impl Trainer {
         let weights = agg_weights(samples, cfg.loss_agg, dr_norm);
         let obj = &cfg.objective;
         let mut loss = 0.0;
-        let units = plan(samples, cfg.micro_batch.max(1), self.shares(cfg));
+        let units = plan(samples, cfg.micro_batch.max(1), share_config(&self.model, cfg));
         let roles: Vec<Role> = units.iter().map(|u| samples[u.idx[0]].role).collect();
         for (k, Micro { idx: mb, prompt }) in units.into_iter().enumerate() {
             let seqs: Vec<Vec<u32>> = mb.iter().map(|&i| samples[i].tokens.clone()).collect();
@@ -627,10 +637,7 @@ impl Trainer {
             let ref_vals = match reference {
                 Some(r) => {
                     let t0 = Instant::now();
-                    let v = match prompt {
-                        Some(p) => rows(&r.token_logprobs_shared_prefix(&seqs, p, temp, &need, None)?.0)?,
-                        None => r.token_logprobs_no_grad(&seqs, temp, Some(&need))?,
-                    };
+                    let v = score_no_grad(r, &seqs, prompt, temp, &need)?;
                     m.time.reference += t0.elapsed().as_secs_f64();
                     Some(v)
                 }
@@ -849,20 +856,16 @@ impl Trainer {
 /// `micro_batch` sequences at a time (one temperature and role per micro-batch).
 fn logprobs_no_grad(model: &Model, samples: &[Sample], cfg: &StepConfig, nmb: usize) -> anyhow::Result<Vec<Vec<f32>>> {
     let mut out = vec![Vec::new(); samples.len()];
-    let share = (cfg.share_prompts && cfg.checkpointing).then(|| model.config());
     // The units of the gradient forward ([`plan`] per mini-batch), so that at the same weights
     // these log-probs equal its values bit for bit.
     for part in mini_batch_indices(samples.len(), nmb.max(1)) {
         let refs: Vec<&Sample> = part.iter().map(|&i| &samples[i]).collect();
-        for Micro { idx, prompt } in plan(&refs, cfg.micro_batch.max(1), share) {
+        for Micro { idx, prompt } in plan(&refs, cfg.micro_batch.max(1), share_config(model, cfg)) {
             let mb: Vec<usize> = idx.iter().map(|&j| part[j]).collect();
             let seqs: Vec<Vec<u32>> = mb.iter().map(|&i| samples[i].tokens.clone()).collect();
             let need = needed(samples, &mb);
             let temp = samples[mb[0]].temperature;
-            let v = match prompt {
-                Some(p) => rows(&model.token_logprobs_shared_prefix(&seqs, p, temp, &need, None)?.0)?,
-                None => model.token_logprobs_no_grad(&seqs, temp, Some(&need))?,
-            };
+            let v = score_no_grad(model, &seqs, prompt, temp, &need)?;
             for (row, i) in v.into_iter().zip(mb) {
                 out[i] = row;
             }
