@@ -283,7 +283,9 @@ fn reference_solvers_are_played_apart_and_required_on_request() {
             .arg("--rejects")
             .arg(&rej)
             // (a fixed salt: see every_row_lands_in_exactly_one_output_with_the_right_reason)
-            .args(["--jobs", "2", "--probe-seed", "3", "--metrics", m.to_str().unwrap()])
+            // (both hidden-answer environments are `undetermined` too: see
+            // an_answer_the_observation_does_not_fix_is_rejected)
+            .args(["--jobs", "2", "--probe-seed", "3", "--allow-undetermined", "--metrics", m.to_str().unwrap()])
             .args(extra)
             .assert()
             .success();
@@ -320,6 +322,42 @@ fn reference_solvers_are_played_apart_and_required_on_request() {
     assert!(err_c.contains("no reference solver"), "{err_c}");
     assert_eq!(rej.iter().find(|r| src(r) == "hidden.py").unwrap()["validity"], 0.85);
     assert_eq!(m["solver"]["winning_solver_share"], 0.25);
+}
+
+/// An environment whose answer changes with the seed while its first observation does not, and
+/// that answers every wrong reply alike, is rejected as `undetermined` (the round's designs had
+/// such: a "what is the odd number?" whose answer is the sum of two hidden draws); one whose wrong
+/// guesses get "higher"/"lower", one whose answers can all be tried within its attempts, one
+/// where a probe's reply ("look") shows the answer, and one whose seed decides the outcome
+/// whatever the reply are kept. `--allow-undetermined` keeps them all.
+#[test]
+fn an_answer_the_observation_does_not_fix_is_rejected() {
+    let d = tmp();
+    let file = |p: &str| std::fs::read_to_string(root().join(p)).unwrap();
+    let rows = vec![
+        cand("hidden", &file("tests/data/solver/hidden.py"), "The number is between 1 and 100."),
+        cand("designed", &fixture("undetermined/designed_even_odd.py"), "Divisible by 2 is even."),
+        cand("higher-lower", &fixture("undetermined/higher_lower.py"), "Halve the range."),
+        cand("two-doors", &fixture("undetermined/two_doors.py"), "Take the other door next."),
+        cand("look-first", &fixture("undetermined/ask_then_answer.py"), "Look before you answer."),
+        cand("coin", &file("tests/data/round-seeds/coin.py"), "Luck decides; pick either side."),
+    ];
+    let (envs, rej) = validate(d.path(), &rows, &["--probe-seed", "3"]);
+    let ids = |rows: &[serde_json::Value]| rows.iter().map(|r| r["candidate_id"].as_str().unwrap().to_string()).collect::<Vec<_>>();
+    assert_eq!(ids(&envs), ["higher-lower", "two-doors", "look-first", "coin"], "rejects: {rej:#?}");
+    assert_eq!(ids(&rej), ["hidden", "designed"]);
+    for r in &rej {
+        let e = r["error"].as_str().unwrap();
+        assert_eq!(r["stage"], "undetermined", "{e}");
+        assert_eq!(r["validity"], 0.87);
+        assert!(e.contains("show the same first observation") && e.contains("does not fix the answer"), "{e}");
+    }
+    // the answers named are the hidden numbers of seeds 0 and 1, read from the environment's
+    // attributes (random.Random(0).randint(1, 100) is 50; of seed 1, 18)
+    let e = rej[0]["error"].as_str().unwrap();
+    assert!(e.starts_with("seeds 0 and 1 ") && e.contains("but \\boxed{50} wins the first and loses the second, which \\boxed{18} wins"), "{e}");
+    let (envs, rej) = validate(d.path(), &rows, &["--probe-seed", "3", "--allow-undetermined"]);
+    assert_eq!((envs.len(), rej.len()), (6, 0), "{rej:#?}");
 }
 
 /// The seed pool's reference solvers (the files with a `# --- solver ---` section) win every

@@ -89,6 +89,14 @@ struct Args {
     #[arg(long)]
     require_solver: bool,
 
+    /// Keep games environments whose answer changes with the seed while the first observation
+    /// does not (stage undetermined, on by default): seeds showing the same observation are won by
+    /// different answers (the probes' winning actions and the environment's plain attributes,
+    /// such as `self.answer`), and neither trying those answers in turn nor the reply to any
+    /// probe tells the seeds apart.
+    #[arg(long)]
+    allow_undetermined: bool,
+
     /// The agent's model (.gguf file or folder): with it, an environment whose first prompt (the
     /// agent's system prompt, the first observation, its tools and the hint, rendered as
     /// spade-rollout renders it) leaves less than --reply-tokens of the model's context is
@@ -325,6 +333,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         probe_salt,
         solver_seeds: (0..args.solver_seeds).collect(),
         require_solver: args.require_solver,
+        allow_undetermined: args.allow_undetermined,
         ..CheckConfig::default()
     };
     let mut verdicts: Vec<Verdict> = Vec::new();

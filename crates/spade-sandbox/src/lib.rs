@@ -757,6 +757,16 @@ impl Episode {
         })
     }
 
+    /// The environment's plain attributes now (int, float and str values, not bools; at most 32,
+    /// each at most 40 characters), as strings: candidate answers for validation's `undetermined`
+    /// check, read after a `reset`.
+    pub fn state(&mut self) -> CallResult<Vec<String>> {
+        let t = self.limits.call_timeout;
+        let v = self.call(&json!({"op": "state"}), t, "state")?;
+        let values = v["values"].as_array().ok_or_else(|| CallError::new(Status::InvalidResult, "state values missing").phase("state"))?;
+        Ok(values.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
+    }
+
     /// Call the environment's `close()` (if any) and end the child; returns how it ended.
     pub fn close(&mut self) -> ExitInfo {
         if self.dead.is_none() && self.exit.is_none() && self.loaded {

@@ -17,6 +17,7 @@
 //! | `trivial` | 0.75 | a reply that says nothing (empty, or an empty answer) wins (or earns a return of 0.5 or more, whatever `info["success"]` says) on every fresh probe seed: the environment rewards any reply |
 //! | `hint-leak` | 0.8 | a first observation (or its info) contains the hint: as written, or base64, hex, reversed, or with its letters spaced or re-cased; the hint wins when sent as the action (as is, and `\\boxed{}` in games), or contains a winning action found by the probes verbatim — the whole action, or its boxed answer as a whole word in any case when that answer is specific (a number of 2+ digits, or a non-generic word of 3+ letters) and wins on every probe seed (an option right on some seeds only, which a hint may name while explaining the options, is no leak) |
 //! | `solver` | 0.85 | (with [`CheckConfig::require_solver`]) there is no reference solver, or it does not win every solver episode |
+//! | `undetermined` | 0.87 | (games; unless [`CheckConfig::allow_undetermined`]) seeds that show the same first observation are won by different answers, and neither trying those answers in turn nor the replies to any probe tells the seeds apart: what the agent is shown does not fix the answer (see [`undetermined`]) |
 //! | `duplicate` | 0.9 | same code as an earlier valid environment (exact), or token-shingle Jaccard ≥ [`NEAR_DUP_JACCARD`] (near) |
 //!
 //! **Reference solvers.** Beside an environment, its author may write a solver: a module of its own
@@ -81,6 +82,7 @@ pub enum Stage {
     Trivial,
     HintLeak,
     Solver,
+    Undetermined,
     Duplicate,
     Passed,
 }
@@ -99,6 +101,7 @@ impl Stage {
             Stage::Trivial => "trivial",
             Stage::HintLeak => "hint-leak",
             Stage::Solver => "solver",
+            Stage::Undetermined => "undetermined",
             Stage::Duplicate => "duplicate",
             Stage::Passed => "passed",
         }
@@ -117,6 +120,7 @@ impl Stage {
             Stage::Trivial => 0.75,
             Stage::HintLeak => 0.8,
             Stage::Solver => 0.85,
+            Stage::Undetermined => 0.87,
             Stage::Duplicate => 0.9,
             Stage::Passed => 1.0,
         }
@@ -172,6 +176,9 @@ pub struct CheckConfig {
     pub solver_seeds: Vec<u64>,
     /// Reject a candidate without a solver that wins every solver episode.
     pub require_solver: bool,
+    /// Skip the `undetermined` check (an answer that changes with the seed while the agent's
+    /// first observation does not).
+    pub allow_undetermined: bool,
 }
 
 impl Default for CheckConfig {
@@ -184,6 +191,7 @@ impl Default for CheckConfig {
             replay_episodes: 4,
             solver_seeds: vec![0, 1, 2],
             require_solver: false,
+            allow_undetermined: false,
         }
     }
 }
@@ -650,6 +658,121 @@ fn wins_on_every_seed(ep: &mut Episode, reply: &str, seeds: &[u64], cfg: &CheckC
     Ok(true)
 }
 
+/// Candidate answers [`undetermined`] tries per group of seeds, at most.
+const MAX_ANSWERS: usize = 32;
+
+/// Whether what the agent is shown leaves the answer open: seeds whose first observations are
+/// equal (the fixed and fresh probe seeds) are won by different answers, and the agent cannot
+/// tell them apart. The answers tried (each as the first action after a reset, a win as in the
+/// probes or a return of 0.5 or more) are the probes' winning actions and, boxed, the
+/// environment's plain attributes after each reset ([`Episode::state`]: where a designer keeps
+/// `self.answer`). With two or more seeds won by different answers, the environment is still
+/// determined enough when playing those answers one after another wins every seed of the group
+/// (elimination within its attempts), or when any reply it gives before an episode ends (to
+/// those answers, or to the first action of the probe battery or a word of the observation)
+/// differs between the seeds: feedback the agent can learn from, as a guessing game's "higher".
+/// Otherwise no policy wins more than chance there; the message names two such seeds.
+fn undetermined(ep: &mut Episode, stats: &ProbeStats, cfg: &CheckConfig) -> Result<Option<String>, Verdict> {
+    let reset = |ep: &mut Episode, seed: u64| ep.reset(seed).map_err(|e| from_error(&e, &format!("reset(seed={seed})")));
+    let mut firsts: Vec<(u64, String, Vec<String>)> = Vec::new();
+    for &seed in &cfg.seeds {
+        let r = reset(ep, seed)?;
+        let state = ep.state().map_err(|e| from_error(&e, "state()"))?;
+        firsts.push((seed, r.observation, state));
+    }
+    // Plays `actions` in turn from a reset: (won, the replies of steps that did not end it).
+    let play_in_turn = |ep: &mut Episode, seed: u64, actions: &[String]| -> Result<(bool, Vec<String>), Verdict> {
+        reset(ep, seed)?;
+        let (mut ret, mut replies) = (0.0, Vec::new());
+        for a in actions.iter().take(cfg.max_turns as usize) {
+            let s = ep.step(a).map_err(|e| from_error(&e, &format!("step({a:?})")))?;
+            ret += s.reward;
+            if s.terminated || s.truncated {
+                return Ok((success(&s.info, s.terminated, ret) || ret >= 0.5, replies));
+            }
+            replies.push(s.observation);
+        }
+        Ok((false, replies))
+    };
+    let mut seen: Vec<&str> = Vec::new();
+    for (_, obs, _) in &firsts {
+        if seen.contains(&obs.as_str()) {
+            continue;
+        }
+        seen.push(obs);
+        let group: Vec<usize> = (0..firsts.len()).filter(|&i| firsts[i].1 == *obs).collect();
+        if group.len() < 2 {
+            continue;
+        }
+        let mut answers: Vec<String> = stats.winning_actions.iter().filter(|a| boxed_inner(a).is_some()).cloned().collect();
+        for &i in &group {
+            for v in &firsts[i].2 {
+                let a = format!("\\boxed{{{v}}}");
+                if !answers.contains(&a) {
+                    answers.push(a);
+                }
+            }
+        }
+        answers.truncate(MAX_ANSWERS);
+        // each seed's first winning answer (one fixed order for all, so two seeds with different
+        // first winners each lose to the other's)
+        let mut won_by: Vec<(usize, usize)> = Vec::new();
+        for &i in &group {
+            for (k, a) in answers.iter().enumerate() {
+                if play_in_turn(ep, firsts[i].0, std::slice::from_ref(a))?.0 {
+                    won_by.push((i, k));
+                    break;
+                }
+            }
+        }
+        let mut distinct: Vec<usize> = won_by.iter().map(|&(_, k)| k).collect();
+        distinct.sort_unstable();
+        distinct.dedup();
+        if distinct.len() < 2 {
+            continue;
+        }
+        let in_turn: Vec<String> = distinct.iter().map(|&k| answers[k].clone()).collect();
+        let mut outcomes = Vec::new();
+        for &i in &group {
+            outcomes.push(play_in_turn(ep, firsts[i].0, &in_turn)?);
+        }
+        if outcomes.iter().all(|(won, _)| *won) {
+            continue;
+        }
+        let differ = |seqs: &[Vec<String>]| seqs.iter().any(|x| seqs.iter().any(|y| x.iter().zip(y).any(|(a, b)| a != b)));
+        let replies: Vec<Vec<String>> = outcomes.into_iter().map(|(_, r)| r).collect();
+        if differ(&replies) {
+            continue;
+        }
+        // the first action of any probe, or a word of the observation, answered differently
+        let mut firsts_tried = battery(Setting::Games, obs, &Value::Null);
+        firsts_tried.extend(harvest(obs, 16));
+        let mut informative = false;
+        for a in &firsts_tried {
+            let mut seqs = Vec::new();
+            for &i in &group {
+                seqs.push(play_in_turn(ep, firsts[i].0, std::slice::from_ref(a))?.1);
+            }
+            if differ(&seqs) {
+                informative = true;
+                break;
+            }
+        }
+        if informative {
+            continue;
+        }
+        // `a`'s answer comes first in the order, so it was tried on `b`'s seed and lost there
+        let a = *won_by.iter().min_by_key(|&&(_, k)| k).expect("two distinct answers");
+        let b = *won_by.iter().find(|&&(_, k)| k != a.1).expect("two distinct answers");
+        let shown: String = obs.chars().take(80).collect();
+        return Ok(Some(format!(
+            "seeds {} and {} show the same first observation ({shown:?}), but {} wins the first and loses the second, which {} wins, and no reply tells them apart: what the agent is shown does not fix the answer",
+            firsts[a.0].0, firsts[b.0].0, answers[a.1], answers[b.1]
+        )));
+    }
+    Ok(None)
+}
+
 /// Letters and digits only, lower-cased.
 fn alnum_lower(s: &str) -> String {
     s.chars().filter(|c| c.is_alphanumeric()).flat_map(char::to_lowercase).collect()
@@ -862,7 +985,8 @@ pub struct SolverSummary {
 
 impl SolverSummary {
     pub fn of(cands: &[Candidate], verdicts: &[Verdict]) -> SolverSummary {
-        let checked: Vec<&Verdict> = verdicts.iter().filter(|v| matches!(v.stage, Stage::Passed | Stage::Duplicate | Stage::Solver)).collect();
+        let checked: Vec<&Verdict> =
+            verdicts.iter().filter(|v| matches!(v.stage, Stage::Passed | Stage::Duplicate | Stage::Solver | Stage::Undetermined)).collect();
         let winning = checked.iter().filter(|v| v.solver.as_ref().is_some_and(|s| s.won_all())).count();
         SolverSummary {
             candidates_with_solver: cands.iter().filter(|c| c.solver.is_some()).count(),
@@ -1011,6 +1135,24 @@ fn check_once(sb: &Sandbox, c: &Candidate, cfg: &CheckConfig) -> Verdict {
         };
         if let Some(why) = why {
             let mut v = failed(Stage::Solver, why, &verdict);
+            v.solver = verdict.solver.clone();
+            return v;
+        }
+    }
+    if c.setting == Setting::Games && !cfg.allow_undetermined {
+        let found = sb.start().and_then(|mut b| {
+            b.load(code, Some(cfg.max_turns))?;
+            let r = undetermined(&mut b, &verdict.probe, cfg);
+            b.close();
+            Ok(r)
+        });
+        let why = match found {
+            Ok(Ok(why)) => why,
+            Ok(Err(v)) => return during(v, Stage::Undetermined, "undetermined", &verdict),
+            Err(e) => return during(from_error(&e, "load"), Stage::Undetermined, "undetermined", &verdict),
+        };
+        if let Some(why) = why {
+            let mut v = failed(Stage::Undetermined, why, &verdict);
             v.solver = verdict.solver.clone();
             return v;
         }

@@ -249,7 +249,7 @@ pub const REJECTS: Table = Table {
         opt("hint", Ty::Str, "privileged hint"),
         opt("skill", Ty::Str, "skill"),
         opt("setting", Ty::Str, "`games` or `tool-use`"),
-        req("stage", Ty::Str, "check that failed: parse, syntax, load, interface, probe, range, termination, determinism, trivial, hint-leak, solver (with --require-solver), duplicate"),
+        req("stage", Ty::Str, "check that failed: parse, syntax, load, interface, probe, range, termination, determinism, trivial, hint-leak, solver (with --require-solver), undetermined (games; unless --allow-undetermined), duplicate"),
         req(
             "status",
             Ty::Str,

@@ -454,6 +454,25 @@ class Session:
             self.env.close()
         return {"status": "ok"}
 
+    def state(self, req):
+        """The environment's plain attributes (int, float, str; not bool) as short strings: what
+        validation tries as answers when it looks for one that the observation does not fix."""
+        if self.env is None:
+            return {"status": "invalid_result", "error": "state before a successful load"}
+        d = getattr(self.env, "__dict__", None)
+        values = []
+        if isinstance(d, dict):
+            for v in list(d.values()):
+                if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+                    continue
+                s = v if isinstance(v, str) else repr(v)
+                s = s.strip()
+                if 0 < len(s) <= 40 and "\n" not in s and s not in values:
+                    values.append(s)
+                if len(values) >= 32:
+                    break
+        return {"status": "ok", "values": values}
+
     def call(self, req):
         mod, err = self._exec_module(req["code"], req.get("filename") or "<snippet>")
         if err:
@@ -499,7 +518,7 @@ def serve(chan, timings):
     session.timings = timings
     rf = chan.makefile("rb")
     ops = {"load": session.load, "reset": session.reset, "step": session.step,
-           "close": session.close, "call": session.call}
+           "close": session.close, "call": session.call, "state": session.state}
     while True:
         line = rf.readline()
         if not line:
