@@ -895,29 +895,29 @@ const EXP_AVG: &str = "exp_avg.";
 const EXP_AVG_SQ: &str = "exp_avg_sq.";
 
 fn save_optimizer(path: &Path, st: &optim::State, vars: &BTreeMap<String, spade_model::candle_core::Var>) -> anyhow::Result<()> {
-    let mut tensors = std::collections::HashMap::new();
+    let mut tensors = Vec::with_capacity(2 * vars.len());
     for (name, var) in vars {
-        let shape = var.shape().clone();
+        let shape = var.dims().to_vec();
         let m = st.exp_avg.get(name).ok_or_else(|| anyhow::anyhow!("optimizer state lacks {name}"))?;
         let v = st.exp_avg_sq.get(name).ok_or_else(|| anyhow::anyhow!("optimizer state lacks {name}"))?;
-        tensors.insert(format!("{EXP_AVG}{name}"), Tensor::from_slice(m, shape.clone(), &Device::Cpu)?);
-        tensors.insert(format!("{EXP_AVG_SQ}{name}"), Tensor::from_slice(v, shape, &Device::Cpu)?);
+        tensors.push((format!("{EXP_AVG}{name}"), shape.clone(), m.as_slice()));
+        tensors.push((format!("{EXP_AVG_SQ}{name}"), shape, v.as_slice()));
     }
-    spade_model::candle_core::safetensors::save(&tensors, path).with_context(|| format!("{}: cannot write", path.display()))?;
+    spade_model::checkpoint::save_f32(path, tensors)?;
     Ok(())
 }
 
 fn load_optimizer(path: &Path, vars: &BTreeMap<String, spade_model::candle_core::Var>, steps: u64) -> anyhow::Result<optim::State> {
-    let mut t = spade_model::candle_core::safetensors::load(path, &Device::Cpu).with_context(|| format!("{}: cannot read", path.display()))?;
+    let mut t = spade_model::checkpoint::load_f32(path).with_context(|| format!("{}: cannot read", path.display()))?;
     let mut st = optim::State { step: steps, ..Default::default() };
     for (name, var) in vars {
         for (prefix, map) in [(EXP_AVG, &mut st.exp_avg), (EXP_AVG_SQ, &mut st.exp_avg_sq)] {
             let key = format!("{prefix}{name}");
-            let x = t.remove(&key).ok_or_else(|| anyhow::anyhow!("{}: no tensor {key}", path.display()))?;
-            if x.dims() != var.dims() {
-                bail!("{}: tensor {key} has shape {:?}, the model's {:?}", path.display(), x.dims(), var.dims());
+            let (shape, x) = t.remove(&key).ok_or_else(|| anyhow::anyhow!("{}: no tensor {key}", path.display()))?;
+            if shape != var.dims() {
+                bail!("{}: tensor {key} has shape {shape:?}, the model's {:?}", path.display(), var.dims());
             }
-            map.insert(name.clone(), x.flatten_all()?.to_vec1::<f32>()?);
+            map.insert(name.clone(), x);
         }
     }
     Ok(st)
