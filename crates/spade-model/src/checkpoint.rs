@@ -105,6 +105,12 @@ pub fn save_hf_folder(model: &Model, dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// A named f32 tensor lent for writing: (name, shape, values).
+pub type LentF32<'a> = (String, Vec<usize>, &'a [f32]);
+
+/// Named f32 tensors read from a file: name → (shape, values).
+pub type F32Tensors = HashMap<String, (Vec<usize>, Vec<f32>)>;
+
 /// An f32 tensor lent to the safetensors writer: its bytes are written from the slice.
 struct F32View<'a> {
     shape: Vec<usize>,
@@ -129,7 +135,7 @@ impl View for F32View<'_> {
 /// Write f32 tensors (name, shape, values) as a safetensors file at `path`, each written from its
 /// slice: no copy of the values is made first (a checkpoint's 1.6 GB of weights and moments were
 /// copied twice before, into tensors and into bytes). The same bytes as candle's writer.
-pub fn save_f32(path: &Path, tensors: Vec<(String, Vec<usize>, &[f32])>) -> Result<()> {
+pub fn save_f32(path: &Path, tensors: Vec<LentF32<'_>>) -> Result<()> {
     let mut views = Vec::with_capacity(tensors.len());
     for (name, shape, data) in tensors {
         if shape.iter().product::<usize>() != data.len() {
@@ -144,7 +150,7 @@ pub fn save_f32(path: &Path, tensors: Vec<(String, Vec<usize>, &[f32])>) -> Resu
 /// [`save_f32`], anything else through candle's writer (which copies).
 pub fn save_tensors(path: &Path, tensors: &HashMap<String, Tensor>) -> Result<()> {
     let held: Vec<_> = tensors.iter().map(|(k, t)| (k, t.storage_and_layout())).collect();
-    let lent: Option<Vec<(String, Vec<usize>, &[f32])>> = held
+    let lent: Option<Vec<LentF32>> = held
         .iter()
         .map(|(k, (storage, layout))| match (&**storage, layout.contiguous_offsets()) {
             (Storage::Cpu(CpuStorage::F32(v)), Some((a, b))) => Some((k.to_string(), layout.dims().to_vec(), &v[a..b])),
@@ -162,7 +168,7 @@ pub fn save_tensors(path: &Path, tensors: &HashMap<String, Tensor>) -> Result<()
 
 /// The f32 tensors of a safetensors file, read through a memory map (one copy, into the
 /// returned vectors): name → (shape, values). Other dtypes are an error naming the tensor.
-pub fn load_f32(path: &Path) -> Result<HashMap<String, (Vec<usize>, Vec<f32>)>> {
+pub fn load_f32(path: &Path) -> Result<F32Tensors> {
     let file = fs::File::open(path).map_err(|e| Error::io(path, e))?;
     // SAFETY: checkpoint files are written under a temporary name and renamed into place
     // (`write_atomic`), never changed where they lie, so the mapped bytes do not change under us.
