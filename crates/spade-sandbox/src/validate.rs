@@ -638,24 +638,29 @@ fn trivial_win(ep: &mut Episode, setting: Setting, cfg: &CheckConfig) -> Result<
 /// of `seeds`.
 fn wins_on_every_seed(ep: &mut Episode, reply: &str, seeds: &[u64], cfg: &CheckConfig) -> Result<bool, Verdict> {
     for &seed in seeds {
-        ep.reset(seed).map_err(|e| from_error(&e, &format!("reset(seed={seed})")))?;
-        let mut ret = 0.0;
-        let mut won = false;
-        for _ in 0..cfg.max_turns {
-            let s = ep.step(reply).map_err(|e| from_error(&e, &format!("step({reply:?})")))?;
-            ret += s.reward;
-            if s.terminated || s.truncated {
-                // A return of 0.5 or more counts even when `info["success"]` says the episode was
-                // lost: play's win rates (and so regret) read the return.
-                won = success(&s.info, s.terminated, ret) || ret >= 0.5;
-                break;
-            }
-        }
-        if !won {
+        if !play_seed(ep, seed, std::iter::repeat_n(reply, cfg.max_turns as usize))?.0 {
             return Ok(false);
         }
     }
     Ok(true)
+}
+
+/// Play `actions` in turn (at most `max_turns` of them, as the episode allows) from `reset(seed)`:
+/// whether the episode was won — a win as in the probes, or a return of 0.5 or more even when
+/// `info["success"]` says it was lost (play's win rates, and so regret, read the return) — and
+/// the replies of the steps that did not end it.
+fn play_seed<'a>(ep: &mut Episode, seed: u64, actions: impl IntoIterator<Item = &'a str>) -> Result<(bool, Vec<String>), Verdict> {
+    ep.reset(seed).map_err(|e| from_error(&e, &format!("reset(seed={seed})")))?;
+    let (mut ret, mut replies) = (0.0, Vec::new());
+    for a in actions {
+        let s = ep.step(a).map_err(|e| from_error(&e, &format!("step({a:?})")))?;
+        ret += s.reward;
+        if s.terminated || s.truncated {
+            return Ok((success(&s.info, s.terminated, ret) || ret >= 0.5, replies));
+        }
+        replies.push(s.observation);
+    }
+    Ok((false, replies))
 }
 
 /// Candidate answers [`undetermined`] tries per group of seeds, at most.
@@ -673,27 +678,14 @@ const MAX_ANSWERS: usize = 32;
 /// differs between the seeds: feedback the agent can learn from, as a guessing game's "higher".
 /// Otherwise no policy wins more than chance there; the message names two such seeds.
 fn undetermined(ep: &mut Episode, stats: &ProbeStats, cfg: &CheckConfig) -> Result<Option<String>, Verdict> {
-    let reset = |ep: &mut Episode, seed: u64| ep.reset(seed).map_err(|e| from_error(&e, &format!("reset(seed={seed})")));
     let mut firsts: Vec<(u64, String, Vec<String>)> = Vec::new();
     for &seed in &cfg.seeds {
-        let r = reset(ep, seed)?;
+        let r = ep.reset(seed).map_err(|e| from_error(&e, &format!("reset(seed={seed})")))?;
         let state = ep.state().map_err(|e| from_error(&e, "state()"))?;
         firsts.push((seed, r.observation, state));
     }
-    // Plays `actions` in turn from a reset: (won, the replies of steps that did not end it).
-    let play_in_turn = |ep: &mut Episode, seed: u64, actions: &[String]| -> Result<(bool, Vec<String>), Verdict> {
-        reset(ep, seed)?;
-        let (mut ret, mut replies) = (0.0, Vec::new());
-        for a in actions.iter().take(cfg.max_turns as usize) {
-            let s = ep.step(a).map_err(|e| from_error(&e, &format!("step({a:?})")))?;
-            ret += s.reward;
-            if s.terminated || s.truncated {
-                return Ok((success(&s.info, s.terminated, ret) || ret >= 0.5, replies));
-            }
-            replies.push(s.observation);
-        }
-        Ok((false, replies))
-    };
+    let play_in_turn =
+        |ep: &mut Episode, seed: u64, actions: &[String]| play_seed(ep, seed, actions.iter().take(cfg.max_turns as usize).map(String::as_str));
     let mut seen: Vec<&str> = Vec::new();
     for (_, obs, _) in &firsts {
         if seen.contains(&obs.as_str()) {
@@ -1117,6 +1109,8 @@ fn check_once(sb: &Sandbox, c: &Candidate, cfg: &CheckConfig) -> Verdict {
             Err(v) => return during(v, Stage::HintLeak, "hint", &verdict),
         }
     }
+    // the undetermined check plays in this episode's process; its verdict comes after the solver's
+    let open_answer = (c.setting == Setting::Games && !cfg.allow_undetermined).then(|| undetermined(&mut a, &verdict.probe, cfg));
     a.close();
     if let Some(solver) = c.solver.as_deref().filter(|x| !x.trim().is_empty()) {
         verdict.solver = Some(Box::new(play_solver(sb, code, solver, cfg)));
@@ -1139,23 +1133,14 @@ fn check_once(sb: &Sandbox, c: &Candidate, cfg: &CheckConfig) -> Verdict {
             return v;
         }
     }
-    if c.setting == Setting::Games && !cfg.allow_undetermined {
-        let found = sb.start().and_then(|mut b| {
-            b.load(code, Some(cfg.max_turns))?;
-            let r = undetermined(&mut b, &verdict.probe, cfg);
-            b.close();
-            Ok(r)
-        });
-        let why = match found {
-            Ok(Ok(why)) => why,
-            Ok(Err(v)) => return during(v, Stage::Undetermined, "undetermined", &verdict),
-            Err(e) => return during(from_error(&e, "load"), Stage::Undetermined, "undetermined", &verdict),
-        };
-        if let Some(why) = why {
+    match open_answer {
+        None | Some(Ok(None)) => {}
+        Some(Ok(Some(why))) => {
             let mut v = failed(Stage::Undetermined, why, &verdict);
             v.solver = verdict.solver.clone();
             return v;
         }
+        Some(Err(v)) => return during(v, Stage::Undetermined, "undetermined", &verdict),
     }
     verdict.validity = 1.0;
     verdict
