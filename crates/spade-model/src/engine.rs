@@ -35,7 +35,8 @@ use rayon::prelude::*;
 use crate::blocks::{gemm, softmax_in_place, with_f32};
 use crate::error::{Error, Result};
 use crate::generate::{sample, FinishReason, Generation, GenerationRequest, SamplingParams};
-use crate::kv::{accumulate, common_prefix, EngineStats, KvStore, SeqKv};
+use crate::kernels::attend::Elem;
+use crate::kv::{accumulate, common_prefix, Buf, EngineStats, KvStore, SeqKv};
 use crate::model::{Lin, Model, Repr, Stack};
 
 /// Prompt positions one sequence prefills per step (chunked prefill keeps a long prompt from
@@ -241,12 +242,33 @@ fn attend_avx2(q: &[f32], k: &[f32], v: &[f32], rows: (usize, usize, usize), kvh
 /// scalar one on its reference, so all give the same bits); another head size, each member alone
 /// on [`attend`]. Returns each member's `g · hd` outputs, side by side.
 #[allow(clippy::too_many_arguments)]
-fn attend_rows(qs: &[&[f32]], ks: &[&[f32]], vs: &[&[f32]], keys: &[usize], shared: usize, kvh: usize, dm: Dims, scale: f32) -> Vec<f32> {
+fn attend_rows<E: Elem>(qs: &[&[f32]], ks: &[&[E]], vs: &[&[E]], keys: &[usize], shared: usize, kvh: usize, dm: Dims, scale: f32) -> Vec<f32> {
     use crate::kernels::{attend, isa};
     if attend::serves(dm.hd) {
         return attend::rows(isa(), qs, ks, vs, keys, shared, kvh, dm.nh / dm.nkv, dm.hd, scale);
     }
-    (0..qs.len()).flat_map(|m| attend(qs[m], ks[m], vs[m], (0, 1, keys[m] - 1), kvh, dm, scale)).collect()
+    let n = |m: usize| keys[m] * dm.hd;
+    (0..qs.len()).flat_map(|m| attend(qs[m], &E::widen(&ks[m][..n(m)]), &E::widen(&vs[m][..n(m)]), (0, 1, keys[m] - 1), kvh, dm, scale)).collect()
+}
+
+/// [`attend_rows`] on the members' caches of KV head slot `at` (all f32 or all f16: one
+/// representation per call).
+#[allow(clippy::too_many_arguments)]
+fn attend_cached(qs: &[&[f32]], kvs: &[&SeqKv], at: usize, keys: &[usize], shared: usize, kvh: usize, dm: Dims, scale: f32) -> Vec<f32> {
+    fn typed<'a, E>(kvs: &[&'a SeqKv], at: usize, f: impl Fn(&'a Buf) -> Option<&'a [E]>) -> (Vec<&'a [E]>, Vec<&'a [E]>) {
+        let get = |b: &'a Buf| f(b).expect("one representation per call");
+        (kvs.iter().map(|c| get(&c.k[at])).collect(), kvs.iter().map(|c| get(&c.v[at])).collect())
+    }
+    match kvs[0].k[at] {
+        Buf::F32(_) => {
+            let (ks, vs) = typed(kvs, at, |b| if let Buf::F32(x) = b { Some(x.as_slice()) } else { None });
+            attend_rows(qs, &ks, &vs, keys, shared, kvh, dm, scale)
+        }
+        Buf::F16(_) => {
+            let (ks, vs) = typed(kvs, at, |b| if let Buf::F16(x) = b { Some(x.as_slice()) } else { None });
+            attend_rows(qs, &ks, &vs, keys, shared, kvh, dm, scale)
+        }
+    }
 }
 
 /// [`attend_lanes`] on AVX2 where the CPU has it (no FMA contraction either way).
@@ -294,10 +316,11 @@ impl Model {
         }
     }
 
-    /// Bytes of keys and values one position takes.
-    pub fn kv_bytes_per_token(&self) -> usize {
+    /// Bytes of keys and values one position takes when generating in `repr` (f16 for the
+    /// quantised representations: [`Repr::kv_half`]).
+    pub fn kv_bytes_per_token(&self, repr: Repr) -> usize {
         let dm = self.engine_dims();
-        2 * dm.layers * dm.kd() * 4
+        2 * dm.layers * dm.kd() * if repr.kv_half() { 2 } else { 4 }
     }
 
     /// Generate with the engine (see the module docs); `done(n)` is called as sequences finish.
@@ -312,7 +335,7 @@ impl Model {
         let dm = self.engine_dims();
         let ctx = self.context_length();
         let slots = params.max_batch.max(1);
-        let per_token = self.kv_bytes_per_token();
+        let per_token = self.kv_bytes_per_token(repr);
         let max_stop = params.stop.iter().map(|s| s.len()).max().unwrap_or(0);
         if let Some(i) = reqs.iter().position(|r| r.prompt.is_empty()) {
             return Err(Error::Invalid(format!("empty prompt (request {i})")));
@@ -372,7 +395,7 @@ impl Model {
                         store.entries[e].kv.share(n, dm.hd, cap, &mut store.tags)
                     }
                     (_, Some(j), n) if n > 0 => live[j].kv.share(n, dm.hd, cap, &mut store.tags),
-                    _ => SeqKv::new(dm.layers * dm.nkv, cap),
+                    _ => SeqKv::new(dm.layers * dm.nkv, cap, repr.kv_half()),
                 };
                 stats.sequences += 1;
                 stats.prompt_tokens += r.prompt.len();
@@ -512,8 +535,8 @@ impl Model {
                 for r in o..o + n {
                     for h in 0..dm.nkv {
                         let at = r * kd + h * hd;
-                        c.k[li * dm.nkv + h].extend_from_slice(&k[at..at + hd]);
-                        c.v[li * dm.nkv + h].extend_from_slice(&v[at..at + hd]);
+                        c.k[li * dm.nkv + h].push(&k[at..at + hd]);
+                        c.v[li * dm.nkv + h].push(&v[at..at + hd]);
                     }
                 }
             }
@@ -551,16 +574,16 @@ impl Model {
                 let at = li * dm.nkv + kvh;
                 if n > 1 {
                     let o = offsets[p];
-                    return attend_gemm(&q[o * qd..(o + n) * qd], &c.k[at], &c.v[at], (*j0, *j1, c.len), kvh, dm, scale);
+                    // Keys up to the block's last row (an f16 cache widened for the GEMMs).
+                    let upto = (c.len + j1) * hd;
+                    return attend_gemm(&q[o * qd..(o + n) * qd], &c.k[at].f32s(upto), &c.v[at].f32s(upto), (*j0, *j1, c.len), kvh, dm, scale);
                 }
                 let kvs: Vec<&SeqKv> = ps.iter().map(|&p| &live_ro[plan[p].0].kv).collect();
                 // Positions every member shares (its tag's length; the whole of a lone row's cache).
                 let shared = if ps.len() == 1 { c.len } else { kvs.iter().map(|c| c.tag.map_or(0, |t| t.1)).min().unwrap_or(0) };
                 let qs: Vec<&[f32]> = ps.iter().map(|&p| &q[offsets[p] * qd..(offsets[p] + 1) * qd]).collect();
-                let ks: Vec<&[f32]> = kvs.iter().map(|c| c.k[at].as_slice()).collect();
-                let vs: Vec<&[f32]> = kvs.iter().map(|c| c.v[at].as_slice()).collect();
                 let keys: Vec<usize> = kvs.iter().map(|c| c.len + 1).collect();
-                attend_rows(&qs, &ks, &vs, &keys, shared, kvh, dm, scale)
+                attend_cached(&qs, &kvs, at, &keys, shared, kvh, dm, scale)
             };
             // Prefill blocks one after another (the BLAS spreads each over the threads), then the
             // decoding rows' tasks over the pool.

@@ -2,8 +2,12 @@
 //! finished sequences' prefixes kept across calls ([`KvStore`]), and the engine's counters. A leaf
 //! of the crate: the model holds a store, the engine ([`crate::engine`]) fills and reads it.
 
+use std::borrow::Cow;
+
+use half::{f16, slice::HalfFloatSliceExt};
 use serde::Serialize;
 
+use crate::kernels::attend::Elem;
 use crate::repr::Repr;
 
 /// Counters of the engine, summed over the model's calls.
@@ -41,12 +45,78 @@ impl std::fmt::Display for EngineStats {
     }
 }
 
+/// One KV head's cached positions (`hd` values each): f32, or f16 where generation runs quantised
+/// weights ([`Repr::kv_half`]): half the bytes decode attention reads per position, which is what a
+/// long context or many rows wait for. Conversions round to nearest even; reading back is exact.
+#[derive(Clone)]
+pub(crate) enum Buf {
+    F32(Vec<f32>),
+    F16(Vec<f16>),
+}
+
+impl Buf {
+    fn with_capacity(half: bool, capacity: usize) -> Buf {
+        if half {
+            Buf::F16(Vec::with_capacity(capacity))
+        } else {
+            Buf::F32(Vec::with_capacity(capacity))
+        }
+    }
+
+    /// Append values (rounded to f16 in a half buffer).
+    pub(crate) fn push(&mut self, x: &[f32]) {
+        match self {
+            Buf::F32(b) => b.extend_from_slice(x),
+            Buf::F16(b) => {
+                let n = b.len();
+                b.resize(n + x.len(), f16::ZERO);
+                b[n..].convert_from_f32_slice(x);
+            }
+        }
+    }
+
+    /// The first `n` values as f32: borrowed from an f32 buffer, converted from an f16 one.
+    pub(crate) fn f32s(&self, n: usize) -> Cow<'_, [f32]> {
+        match self {
+            Buf::F32(b) => Elem::widen(&b[..n]),
+            Buf::F16(b) => Elem::widen(&b[..n]),
+        }
+    }
+
+    /// The first `n` values, in a buffer with room for `capacity`.
+    fn prefix(&self, n: usize, capacity: usize) -> Buf {
+        fn cut<T: Copy>(b: &[T], n: usize, capacity: usize) -> Vec<T> {
+            let mut o = Vec::with_capacity(capacity.max(n));
+            o.extend_from_slice(&b[..n]);
+            o
+        }
+        match self {
+            Buf::F32(b) => Buf::F32(cut(b, n, capacity)),
+            Buf::F16(b) => Buf::F16(cut(b, n, capacity)),
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        match self {
+            Buf::F32(b) => 4 * b.len(),
+            Buf::F16(b) => 2 * b.len(),
+        }
+    }
+
+    fn shrink(&mut self) {
+        match self {
+            Buf::F32(b) => b.shrink_to_fit(),
+            Buf::F16(b) => b.shrink_to_fit(),
+        }
+    }
+}
+
 /// One sequence's keys and values: per layer and KV head (`layer · kv_heads + head`), `(len,
 /// head_dim)` row-major, so attention for one head streams consecutive memory.
 #[derive(Clone, Default)]
 pub(crate) struct SeqKv {
-    pub(crate) k: Vec<Vec<f32>>,
-    pub(crate) v: Vec<Vec<f32>>,
+    pub(crate) k: Vec<Buf>,
+    pub(crate) v: Vec<Buf>,
     pub(crate) len: usize,
     /// `(id, n)`: the first `n` positions are bit for bit those of every other sequence with this
     /// id (copied from one another), so attention may read them once for all of them.
@@ -54,11 +124,12 @@ pub(crate) struct SeqKv {
 }
 
 impl SeqKv {
-    /// Empty buffers for `heads` (layers × KV heads), with room for `capacity` floats each.
-    pub(crate) fn new(heads: usize, capacity: usize) -> Self {
+    /// Empty buffers for `heads` (layers × KV heads), with room for `capacity` values each, in f16
+    /// when `half`.
+    pub(crate) fn new(heads: usize, capacity: usize, half: bool) -> Self {
         SeqKv {
-            k: (0..heads).map(|_| Vec::with_capacity(capacity)).collect(),
-            v: (0..heads).map(|_| Vec::with_capacity(capacity)).collect(),
+            k: (0..heads).map(|_| Buf::with_capacity(half, capacity)).collect(),
+            v: (0..heads).map(|_| Buf::with_capacity(half, capacity)).collect(),
             len: 0,
             tag: None,
         }
@@ -78,23 +149,19 @@ impl SeqKv {
         SeqKv { tag: Some(tag), ..self.prefix(n, hd, capacity) }
     }
 
-    /// The first `n` positions (`hd` floats each per buffer), in buffers with room for
-    /// `capacity` floats each.
+    /// The first `n` positions (`hd` values each per buffer), in buffers with room for
+    /// `capacity` values each.
     pub(crate) fn prefix(&self, n: usize, hd: usize, capacity: usize) -> SeqKv {
-        let cut = |b: &Vec<f32>| {
-            let mut o = Vec::with_capacity(capacity.max(n * hd));
-            o.extend_from_slice(&b[..n * hd]);
-            o
-        };
+        let cut = |b: &Buf| b.prefix(n * hd, capacity);
         SeqKv { k: self.k.iter().map(cut).collect(), v: self.v.iter().map(cut).collect(), len: n, tag: None }
     }
 
     fn bytes(&self) -> usize {
-        4 * self.k.iter().chain(&self.v).map(Vec::len).sum::<usize>()
+        self.k.iter().chain(&self.v).map(Buf::bytes).sum()
     }
 
     fn shrink(&mut self) {
-        self.k.iter_mut().chain(self.v.iter_mut()).for_each(Vec::shrink_to_fit);
+        self.k.iter_mut().chain(self.v.iter_mut()).for_each(Buf::shrink);
     }
 }
 
@@ -191,9 +258,9 @@ mod tests {
     #[test]
     fn the_store_finds_the_longest_prefix_and_evicts_the_oldest() {
         let kv = |n: usize| {
-            let mut s = SeqKv::new(1, 0);
-            s.k[0] = vec![0.0; n];
-            s.v[0] = vec![0.0; n];
+            let mut s = SeqKv::new(1, 0, false);
+            s.k[0] = Buf::F32(vec![0.0; n]);
+            s.v[0] = Buf::F32(vec![0.0; n]);
             s.len = n;
             s
         };

@@ -40,6 +40,14 @@ impl std::fmt::Display for Repr {
 }
 
 impl Repr {
+    /// Whether the engine caches keys and values in f16 for this representation: the quantised
+    /// ones (their log-probs are already the sampler's, not the trainer's, and truncated
+    /// importance sampling corrects the difference); `f32` keeps f32 keys and values, so its
+    /// log-probs still equal the trainer's.
+    pub fn kv_half(self) -> bool {
+        self != Repr::F32
+    }
+
     /// The faster representation for CPU generation here: `q8_0` where the engine's Q8_0 product
     /// runs on integer dot-product instructions (kernel levels `avx512`, `avxvnni`, `avx2`,
     /// `dotprod`: [`crate::kernels::Isa::integer_dot`]; the model bench measures it), else `f32`.

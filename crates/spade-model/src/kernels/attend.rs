@@ -11,9 +11,100 @@
 //! [`softmax_in_place`]; each output adds the values by fused multiply-adds in position order.
 //! AVX-512 holds the 16 lanes in one register, AVX2 in two (lanes 0..8 and 8..16), NEON in four,
 //! and all sum by that tree, so the levels agree bit for bit.
+//!
+//! The caches hold f32 or f16 values ([`Elem`]); an f16 is widened to the same f32 at every level
+//! (AVX-512's and F16C's `vcvtph2ps`, NEON's `fcvtl`, the reference's exact conversion), so the
+//! levels agree on f16 caches too, reading half the bytes.
+
+use std::borrow::Cow;
+
+use half::{f16, slice::HalfFloatSliceExt};
 
 use super::Isa;
 use crate::blocks::softmax_in_place;
+
+/// A cached key or value: f32, or f16 (read back exactly as f32).
+pub(crate) trait Elem: Copy + Send + Sync + 'static {
+    /// Whether this is f16.
+    const HALF: bool;
+    fn get(self) -> f32;
+    /// The values as f32: borrowed, or widened into a new buffer.
+    fn widen(s: &[Self]) -> Cow<'_, [f32]>;
+}
+
+impl Elem for f32 {
+    const HALF: bool = false;
+    #[inline(always)]
+    fn get(self) -> f32 {
+        self
+    }
+    fn widen(s: &[f32]) -> Cow<'_, [f32]> {
+        Cow::Borrowed(s)
+    }
+}
+
+impl Elem for f16 {
+    const HALF: bool = true;
+    #[inline(always)]
+    fn get(self) -> f32 {
+        self.to_f32()
+    }
+    fn widen(s: &[f16]) -> Cow<'_, [f32]> {
+        let mut o = vec![0f32; s.len()];
+        s.convert_to_f32_slice(&mut o);
+        Cow::Owned(o)
+    }
+}
+
+/// 16 values from `p` as f32 (AVX-512).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn ld16<E: Elem>(p: *const E) -> std::arch::x86_64::__m512 {
+    use std::arch::x86_64::*;
+    // SAFETY: the caller passes 16 readable values.
+    unsafe {
+        if E::HALF {
+            _mm512_cvtph_ps(_mm256_loadu_si256(p.cast()))
+        } else {
+            _mm512_loadu_ps(p.cast())
+        }
+    }
+}
+
+/// 8 values from `p` as f32 (AVX2 and F16C).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn ld8<E: Elem>(p: *const E) -> std::arch::x86_64::__m256 {
+    use std::arch::x86_64::*;
+    // SAFETY: the caller passes 8 readable values.
+    unsafe {
+        if E::HALF {
+            _mm256_cvtph_ps(_mm_loadu_si128(p.cast()))
+        } else {
+            _mm256_loadu_ps(p.cast())
+        }
+    }
+}
+
+/// 4 values from `p` as f32 (NEON; f16 widened by `fcvtl`, part of every aarch64 CPU).
+#[cfg(target_arch = "aarch64")]
+#[inline(always)]
+unsafe fn ld4<E: Elem>(p: *const E) -> std::arch::aarch64::float32x4_t {
+    use std::arch::aarch64::*;
+    // SAFETY: the caller passes 4 readable values.
+    unsafe {
+        if E::HALF {
+            let h = vld1_u16(p.cast());
+            let r: float32x4_t;
+            std::arch::asm!("fcvtl {0:v}.4s, {1:v}.4h", out(vreg) r, in(vreg) h, options(pure, nomem, nostack, preserves_flags));
+            r
+        } else {
+            vld1q_f32(p.cast())
+        }
+    }
+}
 
 /// Keys a block walks before the next member takes its turn.
 const BLOCK: usize = 64;
@@ -28,11 +119,11 @@ pub(crate) fn serves(hd: usize) -> bool {
 /// positions. Returns each member's `g · hd` outputs, side by side. `hd` must be [`serves`]'s;
 /// the scalar level runs [`rows_reference`].
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn rows(
+pub(crate) fn rows<E: Elem>(
     isa: Isa,
     qs: &[&[f32]],
-    ks: &[&[f32]],
-    vs: &[&[f32]],
+    ks: &[&[E]],
+    vs: &[&[E]],
     keys: &[usize],
     shared: usize,
     kvh: usize,
@@ -49,12 +140,12 @@ pub(crate) fn rows(
     // SAFETY: the level is only what the CPU has (`Isa::supported`); the sizes were checked above.
     unsafe {
         match (isa, hd / 16) {
-            (Isa::Avx512, 4) => return rows_avx512::<4>(&a),
-            (Isa::Avx512, 8) => return rows_avx512::<8>(&a),
-            (Isa::Avx512, _) => return rows_avx512::<16>(&a),
-            (Isa::Avx2 | Isa::AvxVnni, 4) => return rows_avx2::<4>(&a),
-            (Isa::Avx2 | Isa::AvxVnni, 8) => return rows_avx2::<8>(&a),
-            (Isa::Avx2 | Isa::AvxVnni, _) => return rows_avx2::<16>(&a),
+            (Isa::Avx512, 4) => return rows_avx512::<4, E>(&a),
+            (Isa::Avx512, 8) => return rows_avx512::<8, E>(&a),
+            (Isa::Avx512, _) => return rows_avx512::<16, E>(&a),
+            (Isa::Avx2 | Isa::AvxVnni, 4) => return rows_avx2::<4, E>(&a),
+            (Isa::Avx2 | Isa::AvxVnni, 8) => return rows_avx2::<8, E>(&a),
+            (Isa::Avx2 | Isa::AvxVnni, _) => return rows_avx2::<16, E>(&a),
             _ => {}
         }
     }
@@ -67,10 +158,10 @@ pub(crate) fn rows(
 }
 
 /// [`rows`]'s arguments.
-struct Args<'a> {
+struct Args<'a, E> {
     qs: &'a [&'a [f32]],
-    ks: &'a [&'a [f32]],
-    vs: &'a [&'a [f32]],
+    ks: &'a [&'a [E]],
+    vs: &'a [&'a [E]],
     keys: &'a [usize],
     shared: usize,
     kvh: usize,
@@ -79,9 +170,9 @@ struct Args<'a> {
     scale: f32,
 }
 
-impl Args<'_> {
+impl<E: Elem> Args<'_, E> {
     /// Position `t` of member `m` in cache `b`: the first member's copy while shared.
-    fn row(&self, b: &[&[f32]], m: usize, t: usize) -> *const f32 {
+    fn row(&self, b: &[&[E]], m: usize, t: usize) -> *const E {
         b[if t < self.shared { 0 } else { m }][t * self.hd..].as_ptr()
     }
 
@@ -108,7 +199,7 @@ fn tree16(x: &[f32; 16]) -> f32 {
 }
 
 /// [`rows`] in scalar code, one member at a time: the numbers every level computes.
-fn rows_reference(a: &Args) -> Vec<f32> {
+fn rows_reference<E: Elem>(a: &Args<E>) -> Vec<f32> {
     let (g, hd) = (a.g, a.hd);
     let mut out = vec![0f32; a.qs.len() * g * hd];
     for m in 0..a.qs.len() {
@@ -120,9 +211,9 @@ fn rows_reference(a: &Args) -> Vec<f32> {
                     let k = &a.ks[m][t * hd..(t + 1) * hd];
                     let mut lanes = [0f32; 16];
                     for (l, lane) in lanes.iter_mut().enumerate() {
-                        *lane = q[l] * k[l];
+                        *lane = q[l] * k[l].get();
                         for i in (16 + l..hd).step_by(16) {
-                            *lane = q[i].mul_add(k[i], *lane);
+                            *lane = q[i].mul_add(k[i].get(), *lane);
                         }
                     }
                     tree16(&lanes) * a.scale
@@ -132,7 +223,7 @@ fn rows_reference(a: &Args) -> Vec<f32> {
             let o = &mut out[(m * g + h) * hd..(m * g + h + 1) * hd];
             for (t, &w) in p.iter().enumerate() {
                 for (o, &v) in o.iter_mut().zip(&a.vs[m][t * hd..(t + 1) * hd]) {
-                    *o = w.mul_add(v, *o);
+                    *o = w.mul_add(v.get(), *o);
                 }
             }
         }
@@ -143,7 +234,7 @@ fn rows_reference(a: &Args) -> Vec<f32> {
 /// [`rows`] on NEON: a key's 16 lanes in four 4-lane registers, added by [`tree16`]; the values
 /// four outputs at a time.
 #[cfg(target_arch = "aarch64")]
-fn rows_neon(a: &Args) -> Vec<f32> {
+fn rows_neon<E: Elem>(a: &Args<E>) -> Vec<f32> {
     use std::arch::aarch64::*;
     let (g, hd, members) = (a.g, a.hd, a.qs.len());
     let most = a.keys.iter().copied().max().unwrap_or(0);
@@ -157,10 +248,10 @@ fn rows_neon(a: &Args) -> Vec<f32> {
                     let kr = a.row(a.ks, m, t);
                     for h in 0..g {
                         let q = a.qs[m][(a.kvh * g + h) * hd..].as_ptr();
-                        let mut acc: [float32x4_t; 4] = std::array::from_fn(|c| vmulq_f32(vld1q_f32(q.add(4 * c)), vld1q_f32(kr.add(4 * c))));
+                        let mut acc: [float32x4_t; 4] = std::array::from_fn(|c| vmulq_f32(vld1q_f32(q.add(4 * c)), ld4(kr.add(4 * c))));
                         for i in (16..hd).step_by(16) {
                             for (c, s) in acc.iter_mut().enumerate() {
-                                *s = vfmaq_f32(*s, vld1q_f32(q.add(i + 4 * c)), vld1q_f32(kr.add(i + 4 * c)));
+                                *s = vfmaq_f32(*s, vld1q_f32(q.add(i + 4 * c)), ld4(kr.add(i + 4 * c)));
                             }
                         }
                         let mut lanes = [0f32; 16];
@@ -188,7 +279,7 @@ fn rows_neon(a: &Args) -> Vec<f32> {
                         for t in t0..t1 {
                             let (wt, vr) = (vdupq_n_f32(p[m][h * stride[m] + t]), a.row(a.vs, m, t).add(c0));
                             for (i, s) in acc.iter_mut().enumerate() {
-                                *s = vfmaq_f32(*s, wt, vld1q_f32(vr.add(4 * i)));
+                                *s = vfmaq_f32(*s, wt, ld4(vr.add(4 * i)));
                             }
                         }
                         for (i, s) in acc.iter().enumerate() {
@@ -223,7 +314,7 @@ fn hsum16(v: &[std::arch::x86_64::__m512; 16]) -> std::arch::x86_64::__m512 {
 /// [`rows`] on AVX-512 (`hd = 16 · L`): 16 keys' scores at a time.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-fn rows_avx512<const L: usize>(a: &Args) -> Vec<f32> {
+fn rows_avx512<const L: usize, E: Elem>(a: &Args<E>) -> Vec<f32> {
     use std::arch::x86_64::*;
     let (g, hd, members) = (a.g, a.hd, a.qs.len());
     let most = a.keys.iter().copied().max().unwrap_or(0);
@@ -240,9 +331,9 @@ fn rows_avx512<const L: usize>(a: &Args) -> Vec<f32> {
                         let mut acc = [_mm512_setzero_ps(); 16];
                         for (j, s) in acc.iter_mut().enumerate().take(n) {
                             let kr = a.row(a.ks, m, b0 + j);
-                            *s = _mm512_mul_ps(qv[0], _mm512_loadu_ps(kr));
+                            *s = _mm512_mul_ps(qv[0], ld16(kr));
                             for (i, qi) in qv.iter().enumerate().skip(1) {
-                                *s = _mm512_fmadd_ps(*qi, _mm512_loadu_ps(kr.add(16 * i)), *s);
+                                *s = _mm512_fmadd_ps(*qi, ld16(kr.add(16 * i)), *s);
                             }
                         }
                         let sc = _mm512_mul_ps(hsum16(&acc), _mm512_set1_ps(a.scale));
@@ -264,7 +355,7 @@ fn rows_avx512<const L: usize>(a: &Args) -> Vec<f32> {
                     for t in t0..t1 {
                         let (wt, vr) = (_mm512_set1_ps(p[m][h * stride[m] + t]), a.row(a.vs, m, t));
                         for (i, s) in acc.iter_mut().enumerate() {
-                            *s = _mm512_fmadd_ps(wt, _mm512_loadu_ps(vr.add(16 * i)), *s);
+                            *s = _mm512_fmadd_ps(wt, ld16(vr.add(16 * i)), *s);
                         }
                     }
                     for (i, s) in acc.iter().enumerate() {
@@ -294,8 +385,8 @@ fn hsum8(v: &[std::arch::x86_64::__m256; 8]) -> std::arch::x86_64::__m256 {
 /// registers, the tree's last step adding the halves' sums; the query's registers held across
 /// the keys (a load per product, not two); the values 64 outputs at a time.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-fn rows_avx2<const L: usize>(a: &Args) -> Vec<f32> {
+#[target_feature(enable = "avx2,fma,f16c")]
+fn rows_avx2<const L: usize, E: Elem>(a: &Args<E>) -> Vec<f32> {
     use std::arch::x86_64::*;
     let (g, hd, members) = (a.g, a.hd, a.qs.len());
     let most = a.keys.iter().copied().max().unwrap_or(0);
@@ -306,7 +397,7 @@ fn rows_avx2<const L: usize>(a: &Args) -> Vec<f32> {
             for m in 0..members {
                 for b0 in (t0..(t0 + BLOCK).min(a.keys[m])).step_by(8) {
                     let n = 8.min(a.keys[m] - b0);
-                    let kr: [*const f32; 8] = std::array::from_fn(|j| if j < n { a.row(a.ks, m, b0 + j) } else { std::ptr::null() });
+                    let kr: [*const E; 8] = std::array::from_fn(|j| if j < n { a.row(a.ks, m, b0 + j) } else { std::ptr::null() });
                     for h in 0..g {
                         let q = a.qs[m][(a.kvh * g + h) * hd..].as_ptr();
                         // Each half's lanes (lo: 0..8, hi: 8..16) for the 8 keys, the query's
@@ -323,7 +414,7 @@ fn rows_avx2<const L: usize>(a: &Args) -> Vec<f32> {
                                 });
                                 for j in 0..n {
                                     for (c, qc) in qv.iter().enumerate().take(L - i0) {
-                                        let kv = _mm256_loadu_ps(kr[j].add(16 * (i0 + c) + 8 * half));
+                                        let kv = ld8(kr[j].add(16 * (i0 + c) + 8 * half));
                                         acc[j] = if i0 + c == 0 { _mm256_mul_ps(*qc, kv) } else { _mm256_fmadd_ps(*qc, kv, acc[j]) };
                                     }
                                 }
@@ -351,7 +442,7 @@ fn rows_avx2<const L: usize>(a: &Args) -> Vec<f32> {
                         for t in t0..t1 {
                             let (wt, vr) = (_mm256_set1_ps(p[m][h * stride[m] + t]), a.row(a.vs, m, t).add(c0));
                             for (i, s) in acc.iter_mut().enumerate() {
-                                *s = _mm256_fmadd_ps(wt, _mm256_loadu_ps(vr.add(8 * i)), *s);
+                                *s = _mm256_fmadd_ps(wt, ld8(vr.add(8 * i)), *s);
                             }
                         }
                         for (i, s) in acc.iter().enumerate() {
@@ -384,7 +475,7 @@ pub(crate) fn exact(q: &[f32], k: &[f32], v: &[f32], keys: usize, kvh: usize, g:
 
 /// Slices of each vector (the tests' caches as `rows` takes them).
 #[cfg(test)]
-pub(crate) fn slices(v: &[Vec<f32>]) -> Vec<&[f32]> {
+pub(crate) fn slices<T>(v: &[Vec<T>]) -> Vec<&[T]> {
     v.iter().map(Vec::as_slice).collect()
 }
 
@@ -393,8 +484,9 @@ mod tests {
     use super::super::random;
     use super::*;
 
-    #[test]
-    fn every_level_equals_the_reference_bit_for_bit_grouped_or_alone() {
+    /// Every level against the reference on caches of `E` (`to` converts), grouped and alone,
+    /// and the reference near the exact attention over the values the cache holds.
+    fn check<E: Elem>(to: impl Fn(&[f32]) -> Vec<E>) {
         for hd in [64, 128, 256] {
             let (nh, nkv) = (6, 2);
             let g = nh / nkv;
@@ -405,29 +497,51 @@ mod tests {
             let (base_k, base_v) = (random(shared * hd, 1), random(shared * hd, 2));
             let keys = [40usize, 37, 101, 130];
             let own = |n: usize, s: u64| random((n - shared) * hd, s);
-            let ks: Vec<Vec<f32>> = keys.iter().enumerate().map(|(i, &n)| [base_k.clone(), own(n, 10 + i as u64)].concat()).collect();
-            let vs: Vec<Vec<f32>> = keys.iter().enumerate().map(|(i, &n)| [base_v.clone(), own(n, 20 + i as u64)].concat()).collect();
+            let ks: Vec<Vec<E>> = keys.iter().enumerate().map(|(i, &n)| to(&[base_k.clone(), own(n, 10 + i as u64)].concat())).collect();
+            let vs: Vec<Vec<E>> = keys.iter().enumerate().map(|(i, &n)| to(&[base_v.clone(), own(n, 20 + i as u64)].concat())).collect();
             let qs: Vec<Vec<f32>> = (0..keys.len()).map(|i| random(nh * hd, 30 + i as u64)).collect();
+            let held = |c: &[Vec<E>]| -> Vec<Vec<f32>> { c.iter().map(|r| r.iter().map(|x| x.get()).collect()).collect() };
+            let (kf, vf) = (held(&ks), held(&vs));
             for kvh in 0..nkv {
                 let reference =
                     rows_reference(&Args { qs: &slices(&qs), ks: &slices(&ks), vs: &slices(&vs), keys: &keys, shared, kvh, g, hd, scale });
                 for isa in Isa::runnable() {
                     let together = rows(isa, &slices(&qs), &slices(&ks), &slices(&vs), &keys, shared, kvh, g, hd, scale);
-                    assert_eq!(together, reference, "{isa:?} hd {hd} kvh {kvh}: grouped differs from the reference");
+                    assert_eq!(together, reference, "{isa:?} hd {hd} kvh {kvh} half {}: grouped differs from the reference", E::HALF);
                     for m in 0..keys.len() {
-                        let one = |v: &[Vec<f32>]| -> Vec<f32> { v[m].clone() };
-                        let (q1, k1, v1) = (one(&qs), one(&ks), one(&vs));
-                        let alone = rows(isa, &[&q1], &[&k1], &[&v1], &keys[m..m + 1], keys[m], kvh, g, hd, scale);
-                        assert_eq!(alone, reference[m * g * hd..(m + 1) * g * hd], "{isa:?} hd {hd} member {m}: alone differs");
+                        let alone = rows(isa, &[&qs[m][..]], &[&ks[m][..]], &[&vs[m][..]], &keys[m..m + 1], keys[m], kvh, g, hd, scale);
+                        assert_eq!(alone, reference[m * g * hd..(m + 1) * g * hd], "{isa:?} hd {hd} member {m} half {}: alone differs", E::HALF);
                     }
                 }
                 for m in 0..keys.len() {
-                    let want = exact(&qs[m], &ks[m], &vs[m], keys[m], kvh, g, hd, scale);
+                    let want = exact(&qs[m], &kf[m], &vf[m], keys[m], kvh, g, hd, scale);
                     for (a, b) in reference[m * g * hd..(m + 1) * g * hd].iter().zip(&want) {
                         assert!((a - b).abs() < 1e-5, "hd {hd} member {m}: {a} vs {b}");
                     }
                 }
             }
         }
+    }
+
+    #[test]
+    fn every_level_equals_the_reference_bit_for_bit_grouped_or_alone() {
+        check::<f32>(|x| x.to_vec());
+    }
+
+    #[test]
+    fn f16_caches_read_the_same_at_every_level() {
+        check::<f16>(|x| x.iter().map(|&v| f16::from_f32(v)).collect());
+        // The widening is exact: an f16 cache's reference is the f32 reference on the rounded values.
+        let (hd, g) = (64, 3);
+        let (k, v, q) = (random(50 * hd, 5), random(50 * hd, 6), random(g * hd, 7));
+        let round = |x: &[f32]| -> (Vec<f16>, Vec<f32>) {
+            let h: Vec<f16> = x.iter().map(|&v| f16::from_f32(v)).collect();
+            let f = h.iter().map(|x| x.to_f32()).collect();
+            (h, f)
+        };
+        let ((kh, kf), (vh, vf)) = (round(&k), round(&v));
+        let a = rows(Isa::Scalar, &[&q[..]], &[&kh[..]], &[&vh[..]], &[50], 50, 0, g, hd, 0.125);
+        let b = rows(Isa::Scalar, &[&q[..]], &[&kf[..]], &[&vf[..]], &[50], 50, 0, g, hd, 0.125);
+        assert_eq!(a, b);
     }
 }
