@@ -1,0 +1,8 @@
+# skill: optimisation
+# setting: games
+# hint: Use as many of the large coin as fit without going over, then make up the rest with ones.
+import random
+
+def solve_random(n):
+    return {
+        "name": random.choice(["BOLT-M6", "BOLT-M12", "BOLT-M13", "BOLT-M14", "BOLT-M15", "BOLT-M16", "BOLT-M17", "BOLT-M18", "BOLT-M19", "BOLT-M20", "BOLT-M21", "BOLT-M22", "BOLT-M23", "BOLT-M24", "BOLT-M25", "BOLT-M26", "BOLT-M27", "BOLT-M28", "BOLT-M29", "BOLT-M30", "BOLT-M31", "BOLT-M32", "BOLT-M33", "BOLT-M34", "BOLT-M35", "BOLT-M36", "BOLT-M37", "BOLT-M38", "BOLT-M39", "BOLT-M40", "BOLT-M41", "BOLT-M42", "BOLT-M43", "BOLT-M44", "BOLT-M45", "BOLT-M46", "BOLT-M47", "BOLT-M48", "BOLT-M49", "BOLT-M50", "BOLT-M51", "BOLT-M52", "BOLT-M53", "BOLT-M54", "BOLT-M55", "BOLT-M56", "BOLT-M57", "BOLT-M58", "BOLT-M59", "BOLT-M60", "BOLT-M61", "BOLT-M62", "BOLT-M63", "BOLT-M64", "BOLT-M65", "BOLT-M66", "BOLT-M67", "BOLT-M68", "BOLT-M69", "BOLT-M70", "BOLT-M71", "BOLT-M72", "BOLT-M73", "BOLT-M74", "BOLT-M75", "BOLT-M76", "BOLT-M77", "BOLT-M78", "BOLT-M79", "BOLT-M80", "BOLT-M81", "BOLT-M82", "BOLT-M83", "BOLT-M84", "BOLT-M85", "BOLT-M86", "BOLT-M87", "BOLT-M88", "BOLT-M89", "BOLT-M90", "BOLT-M91", "BOLT-M92", "BOLT-M93", "BOLT-M94", "BOLT-M95", "BOLT-M96", "BOLT-M97", "BOLT-M98", "BOLT-M99", "BOLT-M100", "BOLT-M101", "BOLT-M102", "BOLT-M103", "BOLT-M104", "BOLT-M105", "BOLT-M106", "BOLT-M107", "BOLT-M108", "BOLT-M109", "BOLT-M110", "BOLT-M111", "BOLT-M112", "BOLT-M113", "BOLT-M114", "BOLT-M115", "BOLT-M116", "BOLT-M117", "
