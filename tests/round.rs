@@ -333,6 +333,10 @@ fn killed_rounds_resume_to_the_same_outputs() {
 
     let (a, b) = (outputs(&runs.join("whole")), outputs(&killed_run));
     assert!(a.contains_key("round-0002/eval.parquet") && a.contains_key("round-0002/step-0/checkpoint/model.safetensors"));
+    // A superseded checkpoint keeps its weights and loses its optimizer state; the last keeps both.
+    assert!(a.contains_key("round-0001/step-0/checkpoint/model.safetensors"));
+    assert!(!a.contains_key("round-0001/step-0/checkpoint/optimizer.safetensors"), "round 1's moments pruned once round 2 trained");
+    assert!(a.contains_key("round-0002/step-0/checkpoint/optimizer.safetensors"), "the last checkpoint keeps its moments");
     assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>());
     for (k, v) in &a {
         assert!(v == &b[k], "{k} differs between the uninterrupted and the resumed run");
