@@ -383,15 +383,16 @@ $(call SDIR,$(1))/checkpoint/trainer_state.json: $(call SDIR,$(1))/memory.parque
 	  --rollouts $(call SDIR,$(1))/rollouts.parquet \
 	  $(if $(and $(filter $(LAST_STEP),$(1)),$(TRAIN_DESIGNER)),--candidates $$$$(cat $(call SDIR,$(1))/designer-batch.txt) --scores $(call SDIR,$(1))/scores.parquet,) \
 	  --designer-interval $(STEPS) --lr $(LR) -o $(call SDIR,$(1))/checkpoint $(GRPO_FLAGS) $(ROUND_MODEL_ARGS) $(COMMON)
-	$(if $(KEEP_OPTIMIZERS),,$(call PRUNE_OPTIMIZER,$(if $(filter 0,$(1)),$(if $(filter 1,$(ROUND)),,$(START_MODEL)),$(call SDIR,$(shell echo $$(($(1)-1))))/checkpoint)))
+	$(if $(PRUNE_OPTIMIZERS),$(call PRUNE_OPTIMIZER,$(if $(filter 0,$(1)),$(if $(filter 1,$(ROUND)),,$(START_MODEL)),$(call SDIR,$(shell echo $$(($(1)-1))))/checkpoint)),)
 endef
-# A step's checkpoint supersedes the previous one's optimizer state (AdamW moments: twice the model's
-# weights, 1.1 GB at 135M, one per GRPO step: a 10-round run at STEPS=2 filled 22 GB here): once the new
-# checkpoint is written, the previous checkpoint of this run (never START) loses its
+# PRUNE_OPTIMIZERS=1: a step's checkpoint supersedes the previous one's optimizer state (AdamW moments:
+# twice the model's weights, 1.1 GB at 135M, one per GRPO step: a 10-round run at STEPS=2 filled 22 GB
+# here); once the new checkpoint is written, the previous checkpoint of this run (never START) loses its
 # optimizer.safetensors and keeps its weights, so evaluating any step still works and a killed run
-# resumes as before. KEEP_OPTIMIZERS=1 keeps them all (to redo a step from an earlier checkpoint:
-# spade-grpo-step stops with one line naming the missing file on a pruned one).
-KEEP_OPTIMIZERS ?=
+# resumes as before. Off by default: redoing a step (removing its folder, e.g. a flushed round
+# recomputed) needs the previous checkpoint's moments, and spade-grpo-step stops with one line naming
+# the missing file on a pruned one.
+PRUNE_OPTIMIZERS ?=
 PRUNE_OPTIMIZER = $(if $(1),rm -f $(1)/optimizer.safetensors,)
 $(foreach s,$(STEP_IDS),$(eval $(call STEP_RULES,$(s))))
 

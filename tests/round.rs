@@ -298,7 +298,7 @@ fn killed_rounds_resume_to_the_same_outputs() {
     let model = tiny_model(&d.path().join("tiny"), 22, 8192);
     let corpus = corpus(d.path());
     let runs = d.path().join("runs");
-    let args = |run: &str| vec!["rounds".to_string(), "N=2".into(), format!("RUN={run}"), "EVAL_EVERY=2".into()];
+    let args = |run: &str| vec!["rounds".to_string(), "N=2".into(), format!("RUN={run}"), "EVAL_EVERY=2".into(), "PRUNE_OPTIMIZERS=1".into()];
 
     // Uninterrupted.
     run_ok(make(&runs, &model, &corpus, &args("whole")));
